@@ -1,0 +1,82 @@
+"""Checks that score every tool step in [0, 1] with reasons, and can fail.
+
+A step that produces its subtask's goal artifact is checked by that subtask's check (`SUBTASK_CHECKS`); an
+intermediate step (a detector feeding an editor) is checked by the check for the artifact type it produced
+(`ARTIFACT_CHECKS`). For subtasks that edit pixels, the final verdict is the minimum of the subtask check and
+`unchanged_outside`, so an edit that damages the rest of the image fails even when the target looks right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from costa.types import EditState, Subtask, SubtaskSpec, TextRegion, ToolOutput, Verdict
+
+
+class TextReader(Protocol):
+    """Anything that reads text lines from an RGB uint8 image (the OCR tool's engine in production)."""
+
+    def read(self, image: object) -> tuple[TextRegion, ...]: ...
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What checks may use besides the images: an OCR reader for text checks."""
+
+    reader: TextReader
+
+
+CheckFn = Callable[[CheckContext, Subtask, EditState, EditState, ToolOutput], Verdict]
+
+
+def subtask_checks() -> Mapping[str, CheckFn]:
+    """Final checks by subtask id (imported here, not at module import, to keep `import costa` light)."""
+    from costa.checks.objects import OBJECT_CHECKS
+    from costa.checks.text import TEXT_CHECKS
+
+    return {**TEXT_CHECKS, **OBJECT_CHECKS}
+
+
+def artifact_checks() -> Mapping[str, CheckFn]:
+    """Checks of intermediate outputs by artifact type."""
+    from costa.checks.objects import OBJECT_ARTIFACT_CHECKS
+    from costa.checks.text import TEXT_ARTIFACT_CHECKS
+
+    return {**TEXT_ARTIFACT_CHECKS, **OBJECT_ARTIFACT_CHECKS}
+
+
+def check_step(
+    ctx: CheckContext,
+    spec: SubtaskSpec,
+    subtask: Subtask,
+    produced: tuple[str, ...],
+    before: EditState,
+    after: EditState,
+    output: ToolOutput,
+) -> Verdict:
+    """Score one tool step.
+
+    Args:
+        spec: the subtask's table row (its goal artifact type and whether it edits pixels).
+        produced: artifact types the tool declares as outputs.
+        before, after: the edit state before and after the step.
+    """
+    final = spec.produces in produced
+    if final:
+        checks = subtask_checks()
+        if spec.id not in checks:
+            return Verdict(0.0, (f"no check exists for subtask {spec.id!r}, so its result cannot be trusted",))
+        verdict = checks[spec.id](ctx, subtask, before, after, output)
+        if spec.edits_image and output.image is not None:
+            from costa.checks.common import unchanged_outside
+
+            outside = unchanged_outside(before.image, output.image, output.edited_region)
+            verdict = Verdict(min(verdict.quality, outside.quality), verdict.reasons + outside.reasons)
+        return verdict
+    by_type = artifact_checks()
+    verdicts = [by_type[t](ctx, subtask, before, after, output) for t in produced if t in by_type and t != "image"]
+    if not verdicts:
+        return Verdict(1.0, ("intermediate output has no specific check",))
+    return Verdict(min(v.quality for v in verdicts), tuple(r for v in verdicts for r in v.reasons))

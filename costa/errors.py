@@ -1,0 +1,36 @@
+"""One error hierarchy for costa.
+
+`CostaError` is the root. User mistakes (bad image, bad box, empty instruction) raise `InputError`; broken tables raise
+`TableError`; a tool that cannot do its job raises `ToolError`, which the agent records as a failed step the search
+routes around. Anything else escaping costa is a bug in costa and should surface as such.
+"""
+
+from __future__ import annotations
+
+
+class CostaError(Exception):
+    """Root of every error costa raises on purpose."""
+
+
+class InputError(CostaError, ValueError):
+    """The user's input (image, instruction, region, option) is unusable; the message says which value and why."""
+
+
+class TableError(CostaError):
+    """A tool table is malformed; the message names the file and the row."""
+
+
+class ToolError(CostaError):
+    """A tool failed on this input (no text found, empty mask…): a recorded result, not a crash."""
+
+
+class ToolUnavailableError(ToolError):
+    """A tool's package, weights or device is missing; the message says what would enable it."""
+
+
+class SearchError(CostaError):
+    """The search was asked something impossible (α outside [0, 2], unknown node)."""
+
+
+class PlanningError(CostaError):
+    """No plan could be made from the instruction; the message says why."""

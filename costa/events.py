@@ -1,0 +1,126 @@
+"""Typed events streamed by a turn: the CLI, the app and the benchmarks consume the same stream.
+
+Pure records, no heavy imports: `costa.search` emits the search events itself. Every event has a `kind` string so
+consumers can switch on it and serialise with `dataclasses.asdict`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Event:
+    @property
+    def kind(self) -> str:
+        name = type(self).__name__
+        return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+
+
+@dataclass(frozen=True)
+class PlanReady(Event):
+    plan: Any  # costa.types.Plan
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class SubgraphBuilt(Event):
+    subtask_ids: tuple[str, ...]
+    nodes: int
+    edges: int
+    tools: tuple[str, ...]
+    unavailable: tuple[tuple[str, str], ...] = ()  # (subtask id, reason) for subtasks with no ready tool path
+
+
+@dataclass(frozen=True)
+class NodeQueued(Event):
+    subtask_id: str
+    tool: str
+    path: tuple[str, ...]  # tool ids of the whole partial path, earlier subtasks included
+    f: float
+    executed: bool
+
+
+@dataclass(frozen=True)
+class NodePopped(Event):
+    subtask_id: str
+    tool: str
+    path: tuple[str, ...]
+    f: float
+    executed: bool
+
+
+@dataclass(frozen=True)
+class ToolStarted(Event):
+    subtask_id: str
+    tool: str
+    attempt: int
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolFinished(Event):
+    subtask_id: str
+    tool: str
+    attempt: int
+    seconds: float
+    quality: float
+    passed: bool
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Retry(Event):
+    subtask_id: str
+    tool: str
+    attempt: int  # the attempt about to run (1 = first retry)
+    reason: str
+
+
+@dataclass(frozen=True)
+class ToolFailed(Event):
+    subtask_id: str
+    tool: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class PathChosen(Event):
+    path: tuple[tuple[str, str], ...]  # (subtask id, tool id) in execution order
+    seconds: float  # tool seconds along the chosen path, retries included
+    quality: float  # product of the path's step qualities
+    score: float
+    executions: int  # tool runs the search paid for (chosen path or not)
+    spent_seconds: float  # tool seconds of all those runs
+
+
+@dataclass(frozen=True)
+class SearchFailed(Event):
+    reason: str
+    executions: int
+    spent_seconds: float
+
+
+@dataclass(frozen=True)
+class SubtaskDone(Event):
+    subtask_id: str
+    subtask_kind: str
+    tools: tuple[str, ...]
+    quality: float
+    result: str = ""  # text/label/caption results, or a short summary of the edit
+
+
+@dataclass(frozen=True)
+class TurnDone(Event):
+    seconds: float  # wall seconds for the whole turn
+    tool_seconds: float
+    executions: int
+    quality: float
+    image: Any = None  # final np.ndarray image
+    results: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ErrorEvent(Event):
+    message: str

@@ -1,0 +1,50 @@
+"""The contract every tool class follows.
+
+A tool class says only how to call the tool; what it is (subtasks, typed inputs/outputs, parameters, retry schedule,
+requirements) comes from its `ToolSpec` in tool_tables/tools.yaml. Heavy imports and model loading happen in `load()`,
+once per instance, never at import time.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping
+from typing import Any
+
+from costa.errors import ToolUnavailableError
+from costa.types import EditState, Subtask, ToolOutput, ToolSpec
+
+
+class Tool:
+    """Base class: subclasses implement `run` and, when they hold a model, `load`."""
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.spec = spec
+        self._loaded = False
+
+    def missing(self) -> str | None:
+        """Say why this tool cannot run here (missing module, weights, GPU), or None when it can."""
+        absent = [m for m in self.spec.requirements.python if importlib.util.find_spec(m) is None]
+        if absent:
+            return f"missing Python package(s): {', '.join(absent)}"
+        return None
+
+    def ensure_loaded(self) -> None:
+        if self._loaded:
+            return
+        reason = self.missing()
+        if reason:
+            raise ToolUnavailableError(f"tool {self.spec.id!r} cannot run: {reason}")
+        self.load()
+        self._loaded = True
+
+    def load(self) -> None:
+        """Load models or heavy modules; called once before the first `run`."""
+
+    def __call__(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        self.ensure_loaded()
+        return self.run(state, subtask, params)
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        """Do the work on `state` for `subtask` with the attempt's `params`; raise `ToolError` when it cannot."""
+        raise NotImplementedError

@@ -1,0 +1,231 @@
+"""Load and validate tool_tables/: subtask kinds, tool specs and benchmark rows.
+
+`parse_tables` is pure (documents in, `Tables` out) so the validation is testable without files; `load_tables` reads
+the three files. Every problem raises `TableError` naming the file and the row, because a wrong table silently steers
+the search.
+
+Example:
+    >>> t = load_tables()
+    >>> t.tools["rapidocr_detect"].outputs
+    ('text_regions',)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from costa.errors import TableError
+from costa.types import ARTIFACT_TYPES, BenchmarkRow, ParamSpec, Requirements, SubtaskSpec, ToolSpec
+
+TABLES_DIR = Path(__file__).resolve().parent.parent / "tool_tables"
+SUBTASKS_FILE = "subtasks.yaml"
+TOOLS_FILE = "tools.yaml"
+BENCHMARK_FILE = "benchmark.csv"
+BENCHMARK_COLUMNS = ("tool", "subtask", "seconds", "quality", "source", "n")
+
+_TOOL_KEYS = {
+    "id",
+    "family",
+    "backend",
+    "status",
+    "subtasks",
+    "inputs",
+    "outputs",
+    "params",
+    "requirements",
+    "licence",
+    "description",
+}
+_REQUIRED_TOOL_KEYS = {"id", "family", "backend", "status", "subtasks", "inputs", "outputs"}
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The validated tables. Mappings are read-only."""
+
+    subtasks: Mapping[str, SubtaskSpec]
+    tools: Mapping[str, ToolSpec]
+    benchmark: Mapping[tuple[str, str], BenchmarkRow]
+
+    def tools_for(self, subtask: str) -> tuple[ToolSpec, ...]:
+        return tuple(t for t in self.tools.values() if subtask in t.subtasks)
+
+    def ready_tools(self) -> tuple[ToolSpec, ...]:
+        return tuple(t for t in self.tools.values() if t.status == "ready")
+
+
+def _str_tuple(value: Any, where: str, field: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TableError(f"{where}: {field!r} must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _parse_subtasks(doc: Any, where: str) -> dict[str, SubtaskSpec]:
+    if not isinstance(doc, dict) or not isinstance(doc.get("subtasks"), list):
+        raise TableError(f"{where}: expected a mapping with a 'subtasks' list")
+    out: dict[str, SubtaskSpec] = {}
+    for i, row in enumerate(doc["subtasks"]):
+        at = f"{where} row {i + 1}"
+        if not isinstance(row, dict):
+            raise TableError(f"{at}: expected a mapping, got {row!r}")
+        missing = {"id", "name", "produces", "edits_image"} - set(row)
+        if missing:
+            raise TableError(f"{at} ({row.get('id')!r}): missing {sorted(missing)}")
+        sid = row["id"]
+        if sid in out:
+            raise TableError(f"{at}: duplicate subtask id {sid!r}")
+        if row["produces"] not in ARTIFACT_TYPES:
+            raise TableError(f"{at} ({sid!r}): unknown artifact type {row['produces']!r}; known: {ARTIFACT_TYPES}")
+        out[sid] = SubtaskSpec(sid, str(row["name"]), row["produces"], bool(row["edits_image"]), row.get("description", ""))
+    return out
+
+
+def _parse_params(raw: Any, at: str) -> tuple[ParamSpec, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise TableError(f"{at}: 'params' must be a mapping of name -> {{default, retries}}, got {raw!r}")
+    params = []
+    for name, body in raw.items():
+        if not isinstance(body, dict) or "default" not in body:
+            raise TableError(f"{at}: parameter {name!r} needs a 'default', got {body!r}")
+        retries = body.get("retries", [])
+        if not isinstance(retries, list):
+            raise TableError(f"{at}: parameter {name!r} 'retries' must be a list, got {retries!r}")
+        params.append(ParamSpec(name, body["default"], tuple(retries), str(body.get("doc", ""))))
+    return tuple(params)
+
+
+def _parse_tools(doc: Any, where: str, subtasks: Mapping[str, SubtaskSpec]) -> dict[str, ToolSpec]:
+    if not isinstance(doc, dict) or not isinstance(doc.get("tools"), list):
+        raise TableError(f"{where}: expected a mapping with a 'tools' list")
+    out: dict[str, ToolSpec] = {}
+    for i, row in enumerate(doc["tools"]):
+        at = f"{where} row {i + 1}"
+        if not isinstance(row, dict):
+            raise TableError(f"{at}: expected a mapping, got {row!r}")
+        at = f"{at} ({row.get('id')!r})"
+        missing = _REQUIRED_TOOL_KEYS - set(row)
+        if missing:
+            raise TableError(f"{at}: missing {sorted(missing)}")
+        extra = set(row) - _TOOL_KEYS
+        if extra:
+            raise TableError(f"{at}: unknown keys {sorted(extra)}")
+        tid = row["id"]
+        if tid in out:
+            raise TableError(f"{at}: duplicate tool id {tid!r}")
+        if row["backend"] not in ("embedded", "neural", "api"):
+            raise TableError(f"{at}: backend must be embedded, neural or api, got {row['backend']!r}")
+        if row["status"] not in ("ready", "planned"):
+            raise TableError(f"{at}: status must be ready or planned, got {row['status']!r}")
+        serves = _str_tuple(row["subtasks"], at, "subtasks")
+        if not serves:
+            raise TableError(f"{at}: serves no subtask")
+        for s in serves:
+            if s not in subtasks:
+                raise TableError(f"{at}: unknown subtask {s!r}")
+        inputs = _str_tuple(row["inputs"], at, "inputs")
+        outputs = _str_tuple(row["outputs"], at, "outputs")
+        for t in inputs + outputs:
+            if t not in ARTIFACT_TYPES:
+                raise TableError(f"{at}: unknown artifact type {t!r}; known: {ARTIFACT_TYPES}")
+        if not outputs:
+            raise TableError(f"{at}: a tool must output something")
+        req = row.get("requirements") or {}
+        if not isinstance(req, dict) or set(req) - {"python", "weights", "apt", "gpu"}:
+            raise TableError(f"{at}: 'requirements' takes python, weights, apt, gpu; got {req!r}")
+        requirements = Requirements(
+            python=_str_tuple(req.get("python", []), at, "requirements.python"),
+            weights=_str_tuple(req.get("weights", []), at, "requirements.weights"),
+            apt=_str_tuple(req.get("apt", []), at, "requirements.apt"),
+            gpu=bool(req.get("gpu", False)),
+        )
+        out[tid] = ToolSpec(
+            id=tid,
+            family=str(row["family"]),
+            backend=row["backend"],
+            status=row["status"],
+            subtasks=serves,
+            inputs=inputs,
+            outputs=outputs,
+            params=_parse_params(row.get("params"), at),
+            requirements=requirements,
+            licence=str(row.get("licence", "")),
+            description=str(row.get("description", "")),
+        )
+    return out
+
+
+def _parse_benchmark(
+    text: str, where: str, tools: Mapping[str, ToolSpec], subtasks: Mapping[str, SubtaskSpec]
+) -> dict[tuple[str, str], BenchmarkRow]:
+    reader = csv.DictReader(io.StringIO(text))
+    if tuple(reader.fieldnames or ()) != BENCHMARK_COLUMNS:
+        raise TableError(f"{where}: header must be {','.join(BENCHMARK_COLUMNS)}, got {reader.fieldnames}")
+    out: dict[tuple[str, str], BenchmarkRow] = {}
+    for line, row in enumerate(reader, start=2):
+        at = f"{where} line {line}"
+        tool, subtask = row["tool"], row["subtask"]
+        if tool not in tools:
+            raise TableError(f"{at}: unknown tool {tool!r}")
+        if subtask not in subtasks:
+            raise TableError(f"{at}: unknown subtask {subtask!r}")
+        if subtask not in tools[tool].subtasks:
+            raise TableError(f"{at}: tool {tool!r} does not serve subtask {subtask!r} in tools.yaml")
+        if (tool, subtask) in out:
+            raise TableError(f"{at}: duplicate row for ({tool}, {subtask})")
+        try:
+            seconds, quality, n = float(row["seconds"]), float(row["quality"]), int(row["n"] or 0)
+        except (TypeError, ValueError) as e:
+            raise TableError(f"{at}: seconds, quality and n must be numbers: {e}") from e
+        if seconds <= 0:
+            raise TableError(f"{at}: seconds must be > 0, got {seconds}")
+        if not 0.0 <= quality <= 1.0:
+            raise TableError(f"{at}: quality must be in [0, 1], got {quality}")
+        source = row["source"]
+        if source not in ("paper", "measured", "estimate"):
+            raise TableError(f"{at}: source must be paper, measured or estimate, got {source!r}")
+        if source == "measured" and n <= 0:
+            raise TableError(f"{at}: a measured row needs n > 0")
+        out[(tool, subtask)] = BenchmarkRow(tool, subtask, seconds, quality, source, n)  # type: ignore[arg-type]
+    for t in tools.values():
+        for s in t.subtasks:
+            if (t.id, s) not in out:
+                raise TableError(f"{where}: missing benchmark row for tool {t.id!r} on subtask {s!r}")
+    return out
+
+
+def parse_tables(subtasks_doc: Any, tools_doc: Any, benchmark_csv: str, names: tuple[str, str, str]) -> Tables:
+    """Validate parsed documents into `Tables`; `names` are the three file names used in error messages."""
+    subtasks = _parse_subtasks(subtasks_doc, names[0])
+    tools = _parse_tools(tools_doc, names[1], subtasks)
+    benchmark = _parse_benchmark(benchmark_csv, names[2], tools, subtasks)
+    for sid in subtasks:
+        if not any(sid in t.subtasks for t in tools.values()):
+            raise TableError(f"{names[0]}: subtask {sid!r} has no tool in {names[1]}")
+    return Tables(MappingProxyType(subtasks), MappingProxyType(tools), MappingProxyType(benchmark))
+
+
+def load_tables(directory: Path | str | None = None) -> Tables:
+    """Read and validate subtasks.yaml, tools.yaml and benchmark.csv from `directory` (default: tool_tables/)."""
+    d = Path(directory) if directory is not None else TABLES_DIR
+    paths = (d / SUBTASKS_FILE, d / TOOLS_FILE, d / BENCHMARK_FILE)
+    docs = []
+    for p in paths[:2]:
+        try:
+            docs.append(yaml.safe_load(p.read_text(encoding="utf-8")))
+        except (OSError, yaml.YAMLError) as e:
+            raise TableError(f"{p}: cannot read: {e}") from e
+    try:
+        bench = paths[2].read_text(encoding="utf-8")
+    except OSError as e:
+        raise TableError(f"{paths[2]}: cannot read: {e}") from e
+    return parse_tables(docs[0], docs[1], bench, tuple(str(p) for p in paths))  # type: ignore[arg-type]

@@ -1,0 +1,221 @@
+"""Search core: hand-computed answers on small graphs, including the CoSTA* recolour demo."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import pytest
+
+from costa.errors import SearchError
+from costa.events import PathChosen, Retry, ToolFailed, ToolFinished
+from costa.search import Outcome, iter_search, predict_best, score, search_toolpath
+
+# The CoSTA* demo: recolour an object in the input image (seconds, quality from the paper's table).
+DEMO = {
+    "sd_search_recolor": (14.7, 1.0),
+    "grounding_dino": (0.119, 1.0),
+    "yolov7": (0.0062, 0.82),
+    "sam": (0.046, 1.0),
+    "sd_inpaint": (12.1, 0.89),
+}
+
+
+def demo_graph() -> nx.DiGraph:
+    """Three paths; the inpaint node is duplicated per detector so each path is its own chain, as in the plan graph."""
+    g = nx.DiGraph()
+    g.add_edge("START", ("sd_search_recolor",))
+    g.add_edge(("sd_search_recolor",), "GOAL")
+    for det in ("grounding_dino", "yolov7"):
+        g.add_edge("START", (det,))
+        g.add_edge((det,), (det, "sam"))
+        g.add_edge((det, "sam"), (det, "sam", "sd_inpaint"))
+        g.add_edge((det, "sam", "sd_inpaint"), "GOAL")
+    return g
+
+
+def est(node: tuple[str, ...]) -> tuple[float, float]:
+    return DEMO[node[-1]]
+
+
+def exact(node, state, attempt):
+    """Execution that measures exactly the table's numbers."""
+    c, q = DEMO[node[-1]]
+    return Outcome(c, q, state=(state or ()) + (node[-1],))
+
+
+def test_score_formula() -> None:
+    assert score(2.0, 0.5, 1.0) == pytest.approx(2.0 * 1.5)
+    assert score(3.0, 1.0, 0.0) == pytest.approx(1.0)
+    assert score(3.0, 0.0, 2.0) == pytest.approx(9.0)
+    assert score(12.265, 0.89, 1.0) == pytest.approx(12.265 * 1.11)
+
+
+@pytest.mark.parametrize("alpha", [-0.1, 2.01, math.nan, "1"])
+def test_alpha_outside_range_is_rejected(alpha) -> None:
+    with pytest.raises(SearchError, match="alpha"):
+        score(1.0, 1.0, alpha)
+    with pytest.raises(SearchError, match="alpha"):
+        search_toolpath(demo_graph(), "START", "GOAL", est, exact, alpha=alpha)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "path", "seconds", "quality"),
+    [
+        (0.0, [("sd_search_recolor",)], 14.7, 1.0),
+        (1.0, [("grounding_dino",), ("grounding_dino", "sam"), ("grounding_dino", "sam", "sd_inpaint")], 12.265, 0.89),
+        (2.0, [("yolov7",), ("yolov7", "sam"), ("yolov7", "sam", "sd_inpaint")], 12.1522, 0.82 * 0.89),
+    ],
+)
+def test_costa_recolour_demo(alpha, path, seconds, quality) -> None:
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, exact, alpha=alpha, threshold=0.7)
+    assert list(r.path) == path
+    assert r.seconds == pytest.approx(seconds)
+    assert r.quality == pytest.approx(quality)
+    assert r.state == path[-1]  # the state threaded through execute is the chain of tools run
+
+
+def test_alpha2_quality_of_yolo_path_is_about_073() -> None:
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, exact, alpha=2.0, threshold=0.7)
+    assert r.quality == pytest.approx(0.73, abs=0.005)
+
+
+def test_lazy_search_runs_only_popped_tools() -> None:
+    # α=0: search&recolor's estimate (Q 1.0, score 1) is unbeatable, so nothing else should run.
+    ran: list[str] = []
+
+    def execute(node, state, attempt):
+        ran.append(node[-1])
+        return exact(node, state, attempt)
+
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, alpha=0.0)
+    assert ran == ["sd_search_recolor"]
+    assert r.executions == 1
+
+
+def test_eager_search_pays_for_every_successor() -> None:
+    ran: list[str] = []
+
+    def execute(node, state, attempt):
+        ran.append(node[-1])
+        return exact(node, state, attempt)
+
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, alpha=0.0, threshold=0.7, lazy=False)
+    assert r.path == (("sd_search_recolor",),)
+    # Expanding START runs all three first tools before anything is popped.
+    assert sorted(ran[:3]) == ["grounding_dino", "sd_search_recolor", "yolov7"]
+    assert r.executions > 1
+
+
+def test_check_failing_twice_forces_the_alternative_path() -> None:
+    # α=1 prefers Grounding DINO → SAM → inpaint; make inpaint after DINO fail its check on both attempts.
+    calls: list[tuple[str, int]] = []
+
+    def execute(node, state, attempt):
+        calls.append((node[-1], attempt))
+        if node == ("grounding_dino", "sam", "sd_inpaint"):
+            return Outcome(12.1, 0.4, state=state, reasons=("recolour not visible",))
+        return exact(node, state, attempt)
+
+    events = []
+    r = search_toolpath(
+        demo_graph(), "START", "GOAL", est, execute, alpha=1.0, max_attempts=lambda n: 2, on_event=events.append
+    )
+    assert ("sd_inpaint", 0) in calls and ("sd_inpaint", 1) in calls
+    retries = [e for e in events if isinstance(e, Retry)]
+    failures = [e for e in events if isinstance(e, ToolFailed)]
+    assert [(e.tool, e.attempt) for e in retries] == [(str(("grounding_dino", "sam", "sd_inpaint")), 1)]
+    assert len(failures) == 1 and "after 2 attempt(s)" in failures[0].reason
+    # Next best at α=1: search&recolor scores 14.7 vs YOLO path 12.152 × 1.2702 ≈ 15.44.
+    assert r.path == (("sd_search_recolor",),)
+    # The two failed inpaint attempts (24.2 s) were paid for but are not on the chosen path.
+    assert r.seconds == pytest.approx(14.7)
+    assert r.spent_seconds == pytest.approx(0.119 + 0.046 + 12.1 * 2 + 14.7)
+
+
+def test_retry_that_succeeds_adds_its_cost_to_the_path() -> None:
+    def execute(node, state, attempt):
+        if node == ("sd_search_recolor",) and attempt == 0:
+            return Outcome(14.7, 0.5, state=state)
+        return exact(node, state, attempt)
+
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, alpha=0.0, max_attempts=lambda n: 3)
+    assert r.path == (("sd_search_recolor",),)
+    assert r.seconds == pytest.approx(29.4)
+    assert r.executions == 2
+
+
+def test_tool_error_is_recorded_and_routed_around() -> None:
+    def execute(node, state, attempt):
+        if node[-1] == "sd_search_recolor":
+            return Outcome(0.5, 0.0, error="service unavailable")
+        return exact(node, state, attempt)
+
+    events = []
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, alpha=0.0, threshold=0.7, on_event=events.append)
+    assert r.found and r.path[-1] == ("grounding_dino", "sam", "sd_inpaint")
+    finished = [e for e in events if isinstance(e, ToolFinished) and e.tool == "('sd_search_recolor',)"]
+    assert finished and not finished[0].passed and "service unavailable" in finished[0].reasons
+
+
+def test_everything_failing_reports_search_failed() -> None:
+    def execute(node, state, attempt):
+        return Outcome(1.0, 0.1)
+
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, alpha=1.0)
+    assert not r.found and r.reason == "every tool path failed its checks"
+    assert r.executions == 3  # each first tool tried once, then nothing is left
+
+
+def test_ties_break_by_insertion_order() -> None:
+    g = nx.DiGraph([("START", "x"), ("START", "y"), ("x", "GOAL"), ("y", "GOAL")])
+    same = lambda n: (1.0, 1.0)  # noqa: E731
+    r = search_toolpath(g, "START", "GOAL", same, lambda n, s, a: Outcome(1.0, 1.0), alpha=1.0)
+    assert r.path == ("x",)
+
+
+def test_measured_values_replace_estimates() -> None:
+    # The estimate says a is cheap, but it measures slow: the search must then prefer b.
+    g = nx.DiGraph([("START", "a"), ("START", "b"), ("a", "GOAL"), ("b", "GOAL")])
+    estimates = {"a": (1.0, 1.0), "b": (2.0, 1.0)}
+    measured = {"a": (10.0, 1.0), "b": (2.0, 1.0)}
+    ran = []
+
+    def execute(n, s, attempt):
+        ran.append(n)
+        return Outcome(*measured[n])
+
+    r = search_toolpath(g, "START", "GOAL", lambda n: estimates[n], execute, alpha=2.0)
+    assert ran == ["a", "b"] and r.path == ("b",)
+    assert {o.node: o.seconds for o in r.observations} == {"a": 10.0, "b": 2.0}
+
+
+def test_iter_search_streams_events_before_result() -> None:
+    gen = iter_search(demo_graph(), "START", "GOAL", est, exact, alpha=1.0)
+    kinds = []
+    try:
+        while True:
+            kinds.append(next(gen).kind)
+    except StopIteration as stop:
+        result = stop.value
+    assert kinds[0] == "node_queued" and kinds[-1] == "path_chosen"
+    assert "tool_finished" in kinds and result.found
+
+
+def test_predict_best_runs_nothing() -> None:
+    path, c, q = predict_best(demo_graph(), "START", "GOAL", est, alpha=1.0)
+    assert path[-1] == ("grounding_dino", "sam", "sd_inpaint")
+    assert c == pytest.approx(12.265) and q == pytest.approx(0.89)
+
+
+def test_cyclic_graph_is_rejected() -> None:
+    g = nx.DiGraph([("START", "a"), ("a", "b"), ("b", "a"), ("b", "GOAL")])
+    with pytest.raises(SearchError, match="acyclic"):
+        search_toolpath(g, "START", "GOAL", lambda n: (1, 1), lambda n, s, a: Outcome(1, 1), alpha=1.0)
+
+
+def test_path_chosen_event_carries_costs() -> None:
+    events = []
+    search_toolpath(demo_graph(), "START", "GOAL", est, exact, alpha=1.0, on_event=events.append)
+    chosen = [e for e in events if isinstance(e, PathChosen)]
+    assert len(chosen) == 1 and chosen[0].seconds == pytest.approx(12.265)

@@ -117,8 +117,10 @@ class TurnDone(Event):
     tool_seconds: float
     executions: int
     quality: float
-    image: Any = None  # final np.ndarray image
-    results: dict[str, str] = field(default_factory=dict)
+    image: Any = None  # final np.ndarray image; None when nothing could be done
+    results: dict[str, str] = field(default_factory=dict)  # subtask id -> text/label/caption or edit summary
+    ok: bool = True  # every planned subtask was done and passed its checks
+    skipped: dict[str, str] = field(default_factory=dict)  # subtask id -> why it could not run
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,17 @@ from typing import Any
 import networkx as nx
 
 from costa.errors import SearchError
-from costa.events import Event, NodePopped, NodeQueued, PathChosen, Retry, SearchFailed, ToolFailed, ToolFinished
+from costa.events import (
+    Event,
+    NodePopped,
+    NodeQueued,
+    PathChosen,
+    Retry,
+    SearchFailed,
+    ToolFailed,
+    ToolFinished,
+    ToolStarted,
+)
 
 DEFAULT_THRESHOLD = 0.8
 
@@ -205,6 +215,7 @@ def iter_search(
         total = 0.0
         attempts = max(1, max_attempts(n.node))
         for attempt in range(attempts):
+            yield ToolStarted(sid, tool, attempt)
             out = execute(n.node, n.parent.state if n.parent else initial_state, attempt)
             executions += 1
             spent += out.seconds

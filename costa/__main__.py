@@ -1,0 +1,5 @@
+"""`python -m costa …` entry point."""
+
+from costa.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,209 @@
+"""Run one turn: a validated plan on an image → tool subgraph → lazy A* with checks → typed events.
+
+The CLI, the app and the benchmarks all consume `run_turn`'s event stream. The search core stays pure; this module is
+where it meets real tools: `_Executor` runs a tool with the attempt's parameters, times it, checks the result and hands
+the search an `Outcome`. Tool failures (`ToolError`) become recorded outcomes the search routes around; anything else
+is a bug and propagates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from costa.checks import CheckContext, check_step
+from costa.errors import InputError, ToolError
+from costa.events import ErrorEvent, Event, PlanReady, SubgraphBuilt, SubtaskDone, TurnDone
+from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph
+from costa.search import Outcome, SearchResult, check_alpha, iter_search
+from costa.services import Services
+from costa.types import Box, EditState, Mask, Plan, Point
+
+
+@dataclass(frozen=True)
+class UserRegion:
+    """What the user pointed at: boxes, brush masks, clicks. Becomes artifacts every subtask may start from."""
+
+    boxes: tuple[Box, ...] = ()
+    masks: tuple[Mask, ...] = ()
+    points: tuple[Point, ...] = ()
+
+    def artifacts(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.boxes:
+            out["boxes"] = self.boxes
+        if self.masks:
+            out["masks"] = self.masks
+        if self.points:
+            out["points"] = self.points
+        return out
+
+    def validate(self, width: int, height: int) -> None:
+        for b in self.boxes:
+            if b.x < 0 or b.y < 0 or b.x2 > width or b.y2 > height:
+                raise InputError(f"box {b.x},{b.y},{b.w},{b.h} is outside the {width}x{height} image")
+        for m in self.masks:
+            if m.data.shape != (height, width):
+                raise InputError(f"mask is {m.data.shape[1]}x{m.data.shape[0]} but the image is {width}x{height}")
+            if not m.data.any():
+                raise InputError("the mask is empty: mark the region to edit")
+        for p in self.points:
+            if not (0 <= p.x < width and 0 <= p.y < height):
+                raise InputError(f"point {p.x},{p.y} is outside the {width}x{height} image")
+
+
+@dataclass(frozen=True, eq=False)
+class TurnState:
+    """The search's opaque state: the edit state plus per-subtask results gathered along this path."""
+
+    edit: EditState
+    results: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class _Executor:
+    services: Services
+    plan: Plan
+    region: UserRegion
+    ctx: CheckContext
+    params_log: dict[tuple[StepNode, int], dict[str, Any]] = field(default_factory=dict)
+
+    def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
+        tables = self.services.tables
+        spec = tables.tools[node.tool]
+        subtask = self.plan.by_id(node.subtask_id)
+        before = parent.edit
+        if len(node.tools) == 1:  # a subtask starts from the image and what the user pointed at, not stale artifacts
+            before = EditState(before.image, self.region.artifacts())
+        params = spec.params_for_attempt(attempt)
+        params.update({k: v for k, v in subtask.params.items() if k in params})
+        self.params_log[(node, attempt)] = params
+        tool = self.services.tool(node.tool)
+        t0 = time.perf_counter()
+        try:
+            output = tool(before, subtask, params)
+        except ToolError as e:
+            return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
+        seconds = time.perf_counter() - t0
+        after = before.with_output(output)
+        try:
+            verdict = check_step(self.ctx, tables.subtasks[node.kind], subtask, spec.outputs, before, after, output)
+        except ToolError as e:
+            return Outcome(seconds, 0.0, error=f"check of {node.tool} could not run: {e}")
+        results = parent.results
+        if node.final:
+            results = (*results, (node.subtask_id, _summarise(tables.subtasks[node.kind].produces, after, output)))
+        return Outcome(seconds, verdict.quality, TurnState(after, results), verdict.reasons)
+
+
+def _summarise(produces: str, after: EditState, output: Any) -> str:
+    value = after.artifacts.get(produces)
+    if produces in ("text", "label", "caption") and isinstance(value, str):
+        return value
+    if produces == "text_regions" and value is not None:
+        return "; ".join(f"{r.text!r} at {r.box.x},{r.box.y},{r.box.w},{r.box.h}" for r in value)
+    if produces == "boxes" and value is not None:
+        return "; ".join(f"{b.label or 'object'} at {b.x},{b.y},{b.w},{b.h}" for b in value)
+    if produces == "masks" and value is not None:
+        return f"{len(value)} mask(s), {sum(m.area for m in value)} px"
+    return output.notes or "edited"
+
+
+def build_graph(services: Services, plan: Plan, region: UserRegion) -> ToolGraph:
+    given = {s.id: frozenset(region.artifacts()) for s in plan.subtasks}
+    return build_plan_graph(
+        services.tables, plan, services.is_ready_fn(), given, why_not=lambda t: services.why_not(t) or "ready"
+    )
+
+
+def run_turn(
+    services: Services,
+    image: np.ndarray,
+    plan: Plan,
+    alpha: float | None = None,
+    threshold: float | None = None,
+    region: UserRegion | None = None,
+    lazy: bool = True,
+) -> Iterator[Event]:
+    """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
+
+    Args:
+        alpha: cost/quality trade-off in [0, 2] (default from settings).
+        threshold: quality a step's check must reach, in [0, 1] (default from settings).
+        region: boxes/masks/points the user supplied.
+        lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
+    """
+    t_start = time.perf_counter()
+    alpha = services.settings.alpha if alpha is None else alpha
+    threshold = services.settings.threshold if threshold is None else threshold
+    check_alpha(alpha)
+    if not 0.0 <= threshold <= 1.0:
+        raise InputError(f"threshold must be in [0, 1], got {threshold}")
+    region = region or UserRegion()
+    state = EditState(image)  # validates the image
+    region.validate(state.width, state.height)
+    yield PlanReady(plan)
+    if not plan.subtasks:
+        reasons = "; ".join(f"{u.text!r}: {u.reason}" for u in plan.unsupported) or "no edit was recognised"
+        yield ErrorEvent(f"nothing to do: {reasons}")
+        yield TurnDone(time.perf_counter() - t_start, 0.0, 0, 0.0, None, ok=False)
+        return
+    tg = build_graph(services, plan, region)
+    runnable = [s.id for s in plan.subtasks if s.id not in tg.unavailable]
+    yield SubgraphBuilt(
+        tuple(runnable), tg.graph.number_of_nodes(), tg.graph.number_of_edges(), tg.tools(),
+        tuple(tg.unavailable.items()),
+    )
+    skipped = dict(tg.unavailable)
+    if not runnable:
+        yield ErrorEvent("no subtask can run here: " + " | ".join(f"{k}: {v}" for k, v in skipped.items()))
+        yield TurnDone(time.perf_counter() - t_start, 0.0, 0, 0.0, None, ok=False, skipped=skipped)
+        return
+    executor = _Executor(services, plan, region, CheckContext(reader=services.reader))
+
+    def label(n: object) -> tuple[str, str]:
+        return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))
+
+    result: SearchResult = yield from iter_search(
+        tg.graph,
+        START,
+        GOAL,
+        estimate=lambda n: services.estimates.get(n.tool, n.kind),
+        execute=executor,
+        alpha=alpha,
+        threshold=threshold,
+        max_attempts=lambda n: services.tables.tools[n.tool].max_attempts,
+        initial_state=TurnState(state),
+        lazy=lazy,
+        label=label,
+    )
+    for obs in result.observations:
+        services.estimates.observe(obs.node.tool, obs.node.kind, obs.seconds, obs.quality)
+    if not result.found:
+        yield ErrorEvent(f"no tool path passed its checks: {result.reason}; the image is unchanged")
+        yield TurnDone(
+            time.perf_counter() - t_start, result.spent_seconds, result.executions, 0.0, None, ok=False,
+            skipped=skipped,
+        )
+        return
+    final: TurnState = result.state
+    results = dict(final.results)
+    steps = list(zip(result.path, result.step_quality, strict=True))
+    for sid in [s for s in runnable]:
+        mine = [(n, q) for n, q in steps if n.subtask_id == sid]
+        quality = float(np.prod([q for _, q in mine])) if mine else 0.0
+        yield SubtaskDone(sid, plan.by_id(sid).kind, tuple(n.tool for n, _ in mine), quality, results.get(sid, ""))
+    yield TurnDone(
+        time.perf_counter() - t_start,
+        result.spent_seconds,
+        result.executions,
+        result.quality,
+        final.edit.image,
+        results,
+        ok=not skipped,
+        skipped=skipped,
+    )

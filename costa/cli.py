@@ -1,0 +1,253 @@
+"""`python -m costa …`: edit, plan, doctor, bench.
+
+Exit codes: 0 done; 2 bad input or nothing could be done (no output written); 3 partly done (output written, some
+subtasks skipped or failed — the message says which).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from costa.errors import CostaError, InputError
+
+EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 2, 3
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m costa", description="Cost-aware conversational image editing.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    e = sub.add_parser("edit", help="plan and run an edit on an image")
+    e.add_argument("image", help="input image file")
+    e.add_argument("instruction", help='what to do, e.g. "replace the text \'SALE\' with \'OPEN\'"')
+    e.add_argument("-o", "--output", required=True, help="where to write the edited image")
+    e.add_argument("--alpha", type=float, default=None, help="cost/quality trade-off in [0, 2] (0 quality, 2 speed)")
+    e.add_argument("--threshold", type=float, default=None, help="quality each check must reach, in [0, 1]")
+    e.add_argument("--box", help="target region x,y,w,h in pixels")
+    e.add_argument("--mask", help="target mask image (white = region), same size as the image")
+    e.add_argument("--eager", action="store_true", help="run every successor on expansion (benchmark baseline)")
+    e.add_argument("--events", help="also write every event as JSON lines to this file")
+    e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
+
+    pl = sub.add_parser("plan", help="print the plan for an instruction without running it")
+    pl.add_argument("instruction")
+    pl.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+    d = sub.add_parser("doctor", help="list every tool: ready or not, and why")
+    d.add_argument("--json", action="store_true")
+
+    b = sub.add_parser("bench", help="benchmarks that print ratios against a baseline measured in the same run")
+    bsub = b.add_subparsers(dest="bench", required=True)
+    bs = bsub.add_parser("search", help="lazy vs eager A* on seeded simulated plans; search overhead")
+    bs.add_argument("--seed", type=int, default=0)
+    bs.add_argument("--plans", type=int, default=40)
+    be = bsub.add_parser("edit", help="end-to-end `costa edit` replacing one word on a 768 px image")
+    be.add_argument("--runs", type=int, default=5)
+    bt = bsub.add_parser("tools", help="measure every ready embedded tool on synthetic cases; write benchmark.csv")
+    bt.add_argument("--cases", type=int, default=12, help="synthetic cases per tool × subtask")
+    bt.add_argument("--seed", type=int, default=0)
+    bt.add_argument("--write", action="store_true", help="rewrite tool_tables/benchmark.csv with measured rows")
+    return p
+
+
+def _plan(instruction: str):  # -> Plan
+    from costa.planner import plan_with_rules
+
+    if not instruction or not instruction.strip():
+        raise InputError("the instruction is empty: say what to change, e.g. \"replace the text 'SALE' with 'OPEN'\"")
+    return plan_with_rules(instruction)
+
+
+def _print_plan(plan, out: TextIO) -> None:
+    from costa.tables import load_tables
+
+    names = {k: v.name for k, v in load_tables().subtasks.items()}
+    print(f"plan ({plan.planner}, {plan.form}):", file=out)
+    for s in plan.subtasks:
+        extra = []
+        if s.target:
+            extra.append(f"target={s.target!r}")
+        if s.result:
+            extra.append(f"result={s.result!r}")
+        if s.parents:
+            extra.append(f"after {', '.join(s.parents)}")
+        print(f"  {s.id}. {names.get(s.kind, s.kind)} {' '.join(extra)}", file=out)
+    for u in plan.unsupported:
+        print(f"  unsupported: {u.text!r} — {u.reason}", file=out)
+
+
+def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
+    plan = _plan(args.instruction)
+    if args.json:
+        print(plan.model_dump_json(indent=2), file=out)
+    else:
+        _print_plan(plan, out)
+    if not plan.subtasks:
+        print("error: no edit could be planned from this instruction", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
+    from costa.agent import UserRegion, run_turn
+    from costa.events import (
+        ErrorEvent,
+        PathChosen,
+        Retry,
+        SubgraphBuilt,
+        SubtaskDone,
+        ToolFailed,
+        ToolFinished,
+        TurnDone,
+    )
+    from costa.images import load_image, load_mask, parse_box, save_image
+    from costa.services import Services
+
+    output = Path(args.output)
+    if output.suffix.lower() not in (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff"):
+        raise InputError(f"output {output} needs an image suffix such as .png")
+    services = Services()
+    image = load_image(args.image, services.settings.max_pixels)
+    h, w = image.shape[:2]
+    region = UserRegion(
+        boxes=(parse_box(args.box, w, h),) if args.box else (),
+        masks=(load_mask(args.mask, w, h),) if args.mask else (),
+    )
+    plan = _plan(args.instruction)
+    _print_plan(plan, out)
+    if not plan.subtasks:
+        raise InputError("no edit could be planned from this instruction; nothing was written")
+    events_file = open(args.events, "w", encoding="utf-8") if args.events else None  # noqa: SIM115
+    done: TurnDone | None = None
+    ledger: list[tuple[str, str, int, float, float, bool]] = []
+    try:
+        for ev in run_turn(services, image, plan, args.alpha, args.threshold, region, lazy=not args.eager):
+            if events_file is not None:
+                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
+            if isinstance(ev, ToolFinished):
+                ledger.append((ev.subtask_id, ev.tool, ev.attempt, ev.seconds, ev.quality, ev.passed))
+                if not args.quiet:
+                    mark = "pass" if ev.passed else "FAIL"
+                    why = "; ".join(ev.reasons)
+                    print(
+                        f"  run   {ev.subtask_id} {ev.tool} (attempt {ev.attempt}): {ev.seconds:.3f} s, "
+                        f"quality {ev.quality:.2f} {mark} — {why}",
+                        file=out,
+                    )
+            elif isinstance(ev, Retry) and not args.quiet:
+                print(f"  retry {ev.subtask_id} {ev.tool} attempt {ev.attempt}: {ev.reason}", file=out)
+            elif isinstance(ev, ToolFailed) and not args.quiet:
+                print(f"  drop  {ev.subtask_id} {ev.tool}: {ev.reason}", file=out)
+            elif isinstance(ev, SubgraphBuilt):
+                print(f"tool subgraph: {ev.nodes} nodes, {ev.edges} edges over {', '.join(ev.tools)}", file=out)
+                for sid, why in ev.unavailable:
+                    print(f"  cannot run {sid}: {why}", file=out)
+            elif isinstance(ev, PathChosen):
+                steps = " → ".join(f"{t} ({s})" for s, t in ev.path)
+                print(f"chosen path: {steps}", file=out)
+                print(f"  path {ev.seconds:.3f} s, quality {ev.quality:.3f}, score {ev.score:.4f}", file=out)
+            elif isinstance(ev, SubtaskDone):
+                print(f"done  {ev.subtask_id} {ev.subtask_kind} via {'+'.join(ev.tools)}: quality "
+                      f"{ev.quality:.2f} — {ev.result}", file=out)
+            elif isinstance(ev, ErrorEvent):
+                print(f"error: {ev.message}", file=sys.stderr)
+            elif isinstance(ev, TurnDone):
+                done = ev
+    finally:
+        if events_file is not None:
+            events_file.close()
+    assert done is not None  # run_turn always ends with TurnDone
+    _print_ledger(ledger, done, out)
+    if done.image is None:
+        print("nothing was written", file=sys.stderr)
+        return EXIT_ERROR
+    save_image(done.image, output)
+    print(f"wrote {output}", file=out)
+    if not done.ok:
+        for sid, why in done.skipped.items():
+            print(f"warning: {sid} was not done: {why}", file=sys.stderr)
+        return EXIT_PARTIAL
+    return EXIT_OK
+
+
+def _print_ledger(ledger, done, out: TextIO) -> None:
+    print("cost ledger:", file=out)
+    print(f"  {'subtask':8} {'tool':24} {'try':>3} {'seconds':>8} {'quality':>7}  check", file=out)
+    for sid, tool, attempt, seconds, quality, passed in ledger:
+        print(f"  {sid:8} {tool:24} {attempt:>3} {seconds:8.3f} {quality:7.2f}  {'pass' if passed else 'fail'}",
+              file=out)
+    overhead = done.seconds - done.tool_seconds
+    print(f"  tool runs {done.executions}, tool seconds {done.tool_seconds:.3f}, turn {done.seconds:.3f} s "
+          f"(checks + search + I/O {overhead:.3f} s)", file=out)
+
+
+def _jsonable(ev) -> dict:
+    import dataclasses
+
+    d = {"kind": ev.kind}
+    for f in dataclasses.fields(ev):
+        v = getattr(ev, f.name)
+        if f.name == "image":
+            v = None if v is None else list(v.shape)
+        elif f.name == "plan":
+            v = v.model_dump()
+        d[f.name] = v
+    return d
+
+
+def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+    from costa.services import Services
+
+    services = Services()
+    rows = []
+    for tid, spec in services.tables.tools.items():
+        why = services.why_not(tid)
+        rows.append({"tool": tid, "backend": spec.backend, "ready": why is None, "why": why or "",
+                     "subtasks": list(spec.subtasks)})
+    if args.json:
+        print(json.dumps(rows, indent=2), file=out)
+        return EXIT_OK
+    ready = sum(r["ready"] for r in rows)
+    print(f"{ready} of {len(rows)} tools ready", file=out)
+    for r in rows:
+        state = "ready  " if r["ready"] else "missing"
+        print(f"  {state} {r['tool']:24} {r['backend']:8} {r['why']}", file=out)
+    uncovered = [s.name for s in services.tables.subtasks.values()
+                 if not any(r["ready"] for r in rows if s.id in r["subtasks"])]
+    if uncovered:
+        print(f"subtasks with no ready tool: {', '.join(uncovered)}", file=out)
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
+    if args.bench == "search":
+        from costa.bench.search_bench import format_report, run_search_bench
+
+        print(format_report(run_search_bench(seed=args.seed, n_plans=args.plans)), file=out)
+    elif args.bench == "edit":
+        from costa.bench.edit_bench import run_edit_bench
+
+        print(run_edit_bench(runs=args.runs), file=out)
+    elif args.bench == "tools":
+        from costa.bench.tools_bench import run_tools_bench
+
+        print(run_tools_bench(cases=args.cases, seed=args.seed, write=args.write), file=out)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = _parser().parse_args(argv)
+    handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench}
+    try:
+        return handlers[args.command](args, out)
+    except CostaError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_ERROR

@@ -1,0 +1,121 @@
+"""Shared, long-lived objects: settings, tables, tool instances, the OCR engine, and learned estimates.
+
+One `Services` object is built per process (by app.py or the CLI) and passed to whatever needs it; nothing here is a
+module-level global. Tool instances are created on first use and keep their loaded models.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from costa.config import Settings
+from costa.tables import Tables, load_tables
+from costa.tools.base import Tool
+from costa.tools.registry import REGISTRY, tool_class
+from costa.types import ToolSpec
+
+log = logging.getLogger(__name__)
+
+#: How many observations the table's row is worth when blending with measured runs.
+PRIOR_WEIGHT = 3.0
+
+
+@dataclass
+class Estimates:
+    """Expected (seconds, quality) per (tool, subtask kind): the benchmark table blended with observed runs.
+
+    Observed runs pull the estimate toward what this machine actually does, so later searches start better informed.
+    Thread-safe: app users share it.
+    """
+
+    tables: Tables
+    _obs: dict[tuple[str, str], tuple[int, float, float]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self, tool: str, kind: str) -> tuple[float, float]:
+        row = self.tables.benchmark[(tool, kind)]
+        with self._lock:
+            n, s_sum, q_sum = self._obs.get((tool, kind), (0, 0.0, 0.0))
+        w = max(PRIOR_WEIGHT, float(row.n)) if row.source == "measured" else PRIOR_WEIGHT
+        seconds = (w * row.seconds + s_sum) / (w + n)
+        quality = (w * row.quality + q_sum) / (w + n)
+        return max(seconds, 1e-6), min(max(quality, 0.0), 1.0)
+
+    def observe(self, tool: str, kind: str, seconds: float, quality: float) -> None:
+        with self._lock:
+            n, s_sum, q_sum = self._obs.get((tool, kind), (0, 0.0, 0.0))
+            self._obs[(tool, kind)] = (n + 1, s_sum + seconds, q_sum + quality)
+
+    def observed(self) -> dict[tuple[str, str], int]:
+        with self._lock:
+            return {k: v[0] for k, v in self._obs.items()}
+
+
+class Services:
+    """Settings, tables, tools and estimates shared by every turn in this process."""
+
+    def __init__(self, settings: Settings | None = None, tables: Tables | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self.tables = tables or load_tables()
+        self.estimates = Estimates(self.tables)
+        self._tools: dict[str, Tool] = {}
+        self._reader: Any = None
+        self._lock = threading.RLock()
+
+    @property
+    def reader(self) -> Any:
+        """The OCR engine shared by the OCR tools and the text checks (loaded on first use)."""
+        with self._lock:
+            if self._reader is None:
+                from costa.tools.ocr import RapidOcrReader
+
+                self._reader = RapidOcrReader()
+            return self._reader
+
+    def tool(self, tool_id: str) -> Tool:
+        """The tool instance for `tool_id`, created once."""
+        with self._lock:
+            if tool_id not in self._tools:
+                spec = self.tables.tools[tool_id]
+                cls = tool_class(tool_id)
+                self._tools[tool_id] = cls(spec, reader=self.reader) if spec.family == "ocr" else cls(spec)
+            return self._tools[tool_id]
+
+    def why_not(self, tool_id: str) -> str | None:
+        """Why `tool_id` cannot run here (status, missing package/weights/GPU), or None when it can."""
+        spec: ToolSpec = self.tables.tools[tool_id]
+        if spec.status != "ready" or tool_id not in REGISTRY:
+            need = []
+            if spec.requirements.python:
+                need.append("python: " + ", ".join(spec.requirements.python))
+            if spec.requirements.weights:
+                need.append("weights: " + ", ".join(spec.requirements.weights))
+            if spec.requirements.gpu:
+                need.append("a GPU")
+            if spec.backend == "api":
+                need.append("an API endpoint")
+            return f"planned ({spec.backend} backend, not implemented yet; needs {'; '.join(need) or 'code'})"
+        try:
+            return self.tool(tool_id).missing()
+        except ImportError as e:  # a tool module whose own import fails is reported, not fatal to the app
+            return f"cannot import its module: {e}"
+
+    def is_ready(self, tool_id: str) -> bool:
+        return self.why_not(tool_id) is None
+
+    def readiness(self) -> dict[str, str | None]:
+        return {tid: self.why_not(tid) for tid in self.tables.tools}
+
+    def is_ready_fn(self) -> Callable[[str], bool]:
+        cache: dict[str, bool] = {}
+
+        def ready(tid: str) -> bool:
+            if tid not in cache:
+                cache[tid] = self.is_ready(tid)
+            return cache[tid]
+
+        return ready

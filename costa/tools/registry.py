@@ -1,0 +1,42 @@
+"""Tool id → "module:Class". Imported on demand so `import costa` stays light.
+
+Only tools with status `ready` in tool_tables/tools.yaml have an entry; a test keeps the two in agreement both ways
+and checks each class's call signature.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import MappingProxyType
+
+from costa.errors import TableError
+
+REGISTRY = MappingProxyType(
+    {
+        "rapidocr_detect": "costa.tools.ocr:RapidOcrDetector",
+        "rapidocr_read": "costa.tools.ocr:RapidOcrExtractor",
+        "text_replace_pillow": "costa.tools.text_edit:PillowTextReplacer",
+        "text_replace_inpaint": "costa.tools.text_edit:InpaintTextReplacer",
+        "text_add_pillow": "costa.tools.text_edit:PillowTextWriter",
+        "text_redact_box": "costa.tools.text_edit:TextRedactor",
+        "keyword_highlight": "costa.tools.text_edit:KeywordHighlighter",
+        "text_remove_telea": "costa.tools.text_removal:TeleaTextRemover",
+        "text_remove_patchmatch": "costa.tools.text_removal:PatchMatchTextRemover",
+        "grabcut_segment": "costa.tools.segment:GrabCutSegmenter",
+        "box_mask": "costa.tools.segment:BoxMasker",
+        "recolor_lab": "costa.tools.recolor:LabRecolorer",
+        "recolor_hsv": "costa.tools.recolor:HsvRecolorer",
+        "remove_patchmatch": "costa.tools.removal:PatchMatchRemover",
+        "remove_telea": "costa.tools.removal:TeleaRemover",
+    }
+)
+
+
+def tool_class(tool_id: str) -> type:
+    """Import and return the class implementing `tool_id`."""
+    try:
+        target = REGISTRY[tool_id]
+    except KeyError as e:
+        raise TableError(f"tool {tool_id!r} has no implementation in costa/tools/registry.py") from e
+    module, _, cls = target.partition(":")
+    return getattr(importlib.import_module(module), cls)

@@ -1,0 +1,106 @@
+"""Tool dependency graph and tool subgraphs derived from typed I/O."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from costa.graph import GOAL, START, StepNode, build_plan_graph, build_subtask_graph, build_tdg, subtask_chains
+from costa.tables import load_tables
+from costa.types import Plan, Subtask
+
+T = load_tables()
+
+
+def everything(tool: str) -> bool:
+    return True
+
+
+def ready(tool: str) -> bool:
+    return T.tools[tool].status == "ready"
+
+
+def test_tdg_edges_come_from_typed_io() -> None:
+    g = build_tdg(T)
+    assert g.edges["grounding_dino", "sam"]["types"] == frozenset({"boxes"})
+    assert g.edges["sam", "sd_inpaint"]["types"] == frozenset({"masks"})
+    assert g.edges["rapidocr_detect", "text_remove_telea"]["types"] == frozenset({"text_regions"})
+    # Image alone never makes an edge: every tool sees the current image.
+    assert not g.has_edge("sd_inpaint", "recolor_lab")
+    for a, b, data in g.edges(data=True):
+        shared = set(T.tools[a].outputs) & set(T.tools[b].inputs) - {"image"}
+        assert data["types"] == frozenset(shared) and shared
+
+
+def test_recolour_chains_match_the_costa_demo() -> None:
+    chains = set(subtask_chains(T, "object_recoloration", frozenset(), everything))
+    assert ("sd_search_recolor",) in chains
+    assert ("grounding_dino", "sam", "sd_inpaint") in chains
+    assert ("yolov7", "sam", "sd_inpaint") in chains
+    # No chain may skip the segmenter: sd_inpaint needs masks, detectors give boxes.
+    assert ("grounding_dino", "sd_inpaint") not in chains
+    for c in chains:
+        assert "image" in T.tools[c[-1]].outputs
+
+
+def test_ready_only_recolour_needs_a_user_region() -> None:
+    assert subtask_chains(T, "object_recoloration", frozenset(), ready) == ()
+    with_box = set(subtask_chains(T, "object_recoloration", frozenset({"boxes"}), ready))
+    assert with_box == {
+        ("grabcut_segment", "recolor_lab"),
+        ("grabcut_segment", "recolor_hsv"),
+        ("box_mask", "recolor_lab"),
+        ("box_mask", "recolor_hsv"),
+    }
+    with_mask = set(subtask_chains(T, "object_recoloration", frozenset({"masks"}), ready))
+    assert with_mask == {("recolor_lab",), ("recolor_hsv",)}
+
+
+def test_plan_graph_chains_subtasks_in_order() -> None:
+    plan = Plan(
+        subtasks=(
+            Subtask(id="s1", kind="text_replacement", target="SALE", result="OPEN"),
+            Subtask(id="s2", kind="text_removal", target="FREE", parents=("s1",)),
+        )
+    )
+    tg = build_plan_graph(T, plan, ready)
+    g = tg.graph
+    assert nx.is_directed_acyclic_graph(g)
+    paths = [tuple(n.tool for n in p[1:-1]) for p in nx.all_simple_paths(g, START, GOAL)]
+    assert len(paths) == 2 * 2  # two replacers × two removers
+    assert ("rapidocr_detect", "text_replace_pillow", "rapidocr_detect", "text_remove_telea") in paths
+    for p in nx.all_simple_paths(g, START, GOAL):
+        assert [n.subtask_id for n in p[1:-1]] == ["s1", "s1", "s2", "s2"]
+
+
+def test_tree_plan_offers_alternative_orderings() -> None:
+    plan = Plan(
+        form="tree",
+        subtasks=(
+            Subtask(id="s1", kind="text_removal", target="A"),
+            Subtask(id="s2", kind="text_redaction", target="phone number"),
+        ),
+    )
+    tg = build_plan_graph(T, plan, ready)
+    orders = {tuple(dict.fromkeys(n.subtask_id for n in p[1:-1])) for p in nx.all_simple_paths(tg.graph, START, GOAL)}
+    assert orders == {("s1", "s2"), ("s2", "s1")}
+    # With a dependency only one order remains.
+    dep = Plan(form="tree", subtasks=(plan.subtasks[0], plan.subtasks[1].model_copy(update={"parents": ("s1",)})))
+    tg = build_plan_graph(T, dep, ready)
+    orders = {tuple(dict.fromkeys(n.subtask_id for n in p[1:-1])) for p in nx.all_simple_paths(tg.graph, START, GOAL)}
+    assert orders == {("s1", "s2")}
+
+
+def test_unavailable_subtask_is_reported_with_what_would_enable_it() -> None:
+    plan = Plan(subtasks=(Subtask(id="s1", kind="image_captioning"), Subtask(id="s2", kind="text_removal")))
+    tg = build_plan_graph(T, plan, ready, why_not=lambda t: "needs an API endpoint")
+    assert set(tg.unavailable) == {"s1"}
+    assert "llm_caption: needs an API endpoint" in tg.unavailable["s1"]
+    assert {n.subtask_id for n in tg.steps} == {"s2"}
+
+
+def test_subtask_graph_for_local_search() -> None:
+    s = Subtask(id="s7", kind="object_removal", target="cat", parents=("s1",))
+    tg = build_subtask_graph(T, s, ready, given=frozenset({"masks"}))
+    finals = {n.tools for n in tg.steps if n.final}
+    assert finals == {("remove_patchmatch",), ("remove_telea",)}
+    assert all(isinstance(n, StepNode) and n.order == ("s7",) for n in tg.steps)

@@ -1,0 +1,34 @@
+"""Importing costa, its CLI module or the app must not pull heavy ML libraries (they load lazily inside tools)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("torch", "diffusers", "transformers", "segment_anything", "onnxruntime", "rapidocr")
+
+
+def _loaded_after(code: str) -> set[str]:
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_import_costa_is_light() -> None:
+    code = (
+        "import costa, costa.agent, costa.cli, costa.search, costa.graph, costa.tables, costa.services, costa.checks,"
+        " costa.planner"
+    )
+    assert _loaded_after(code) == set()
+
+
+def test_building_the_app_is_light() -> None:
+    code = "from costa.services import Services\nfrom ui.app import build_ui\nbuild_ui(Services())"
+    assert _loaded_after(code) == set()
+
+
+def test_doctor_is_light_until_a_tool_runs() -> None:
+    code = "from costa.services import Services\nServices().readiness()"
+    assert _loaded_after(code) == set()

@@ -1,0 +1,173 @@
+"""Tool tables: the committed tables load, and every kind of mistake is reported with file and row."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from pathlib import Path
+
+import pytest
+import yaml
+
+from costa.errors import TableError
+from costa.tables import TABLES_DIR, load_tables, parse_tables
+from costa.tools.base import Tool
+from costa.tools.registry import REGISTRY, tool_class
+
+NAMES = ("subtasks.yaml", "tools.yaml", "benchmark.csv")
+PAPER_SUBTASKS = {
+    "Object Detection", "Object Segmentation", "Object Addition", "Object Removal", "Background Removal",
+    "Landmark Detection", "Object Replacement", "Image Upscaling", "Image Captioning", "Changing Scenery",
+    "Object Recoloration", "Outpainting", "Depth Estimation", "Image Deblurring", "Text Extraction",
+    "Text Replacement", "Text Removal", "Text Addition", "Text Redaction", "Question Answering based on text",
+    "Keyword Highlighting", "Sentiment Analysis", "Caption Consistency Check", "Text Detection",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def docs() -> tuple[dict, dict, str]:
+    return (
+        yaml.safe_load((TABLES_DIR / "subtasks.yaml").read_text()),
+        yaml.safe_load((TABLES_DIR / "tools.yaml").read_text()),
+        (TABLES_DIR / "benchmark.csv").read_text(),
+    )
+
+
+def test_committed_tables_load_and_cover_all_24_subtasks() -> None:
+    t = load_tables()
+    names = {s.name for s in t.subtasks.values()}
+    assert PAPER_SUBTASKS <= names
+    for sid in t.subtasks:
+        assert t.tools_for(sid), sid
+
+
+def test_paper_rows_carry_the_paper_numbers() -> None:
+    b = load_tables().benchmark
+    assert (b[("grounding_dino", "object_recoloration")].seconds, b[("yolov7", "object_detection")].quality) == (
+        0.119,
+        0.82,
+    )
+    assert b[("sd_inpaint", "object_recoloration")].quality == 0.89
+    assert b[("sd_inpaint", "object_replacement")].quality == 0.97
+    assert b[("sd_search_recolor", "object_recoloration")].source == "paper"
+
+
+def test_ready_embedded_tools_have_measured_rows() -> None:
+    t = load_tables()
+    for spec in t.ready_tools():
+        for s in spec.subtasks:
+            row = t.benchmark[(spec.id, s)]
+            assert row.source == "measured" and row.n > 0, (spec.id, s)
+
+
+def test_registry_and_tables_agree_both_ways() -> None:
+    t = load_tables()
+    ready = {s.id for s in t.ready_tools()}
+    assert ready == set(REGISTRY), f"ready but unregistered: {ready - set(REGISTRY)}; registered but not ready: "
+    for tid in REGISTRY:
+        cls = tool_class(tid)
+        assert issubclass(cls, Tool), tid
+        # The call signature is the common one; what the tool reads is declared by the table's inputs.
+        params = list(inspect.signature(cls.run).parameters)
+        assert params == ["self", "state", "subtask", "params"], (tid, params)
+
+
+def test_param_retry_schedule() -> None:
+    spec = load_tables().tools["remove_patchmatch"]
+    assert spec.max_attempts == 3
+    assert spec.params_for_attempt(0)["dilate"] == 5
+    assert spec.params_for_attempt(1)["dilate"] == 9
+    assert spec.params_for_attempt(2)["dilate"] == 15
+    with pytest.raises(ValueError, match="attempts 0..2"):
+        spec.params_for_attempt(3)
+
+
+def _bad(docs, mutate) -> str:
+    sub, tools, bench = copy.deepcopy(docs[0]), copy.deepcopy(docs[1]), docs[2]
+    out = mutate(sub, tools, bench)
+    if out is not None:
+        bench = out
+    with pytest.raises(TableError) as e:
+        parse_tables(sub, tools, bench, NAMES)
+    return str(e.value)
+
+
+def test_unknown_subtask_names_file_and_row(docs) -> None:
+    def m(sub, tools, bench):
+        tools["tools"][2]["subtasks"] = ["text_replacement", "make_coffee"]
+
+    msg = _bad(docs, m)
+    assert "tools.yaml row 3" in msg and "make_coffee" in msg
+
+
+def test_unknown_artifact_type(docs) -> None:
+    def m(sub, tools, bench):
+        tools["tools"][0]["outputs"] = ["polygons"]
+
+    msg = _bad(docs, m)
+    assert "tools.yaml row 1" in msg and "polygons" in msg
+
+
+def test_duplicate_tool_id(docs) -> None:
+    def m(sub, tools, bench):
+        tools["tools"].append(copy.deepcopy(tools["tools"][0]))
+
+    assert "duplicate tool id 'rapidocr_detect'" in _bad(docs, m)
+
+
+def test_missing_benchmark_row(docs) -> None:
+    def m(sub, tools, bench):
+        return "\n".join(line for line in bench.splitlines() if not line.startswith("sam,object_removal"))
+
+    assert "missing benchmark row for tool 'sam' on subtask 'object_removal'" in _bad(docs, m)
+
+
+def test_dangling_benchmark_reference(docs) -> None:
+    def m(sub, tools, bench):
+        return bench + "ghost_tool,text_removal,1.0,0.5,paper,0\n"
+
+    msg = _bad(docs, m)
+    assert "benchmark.csv line" in msg and "ghost_tool" in msg
+
+
+def test_benchmark_row_for_subtask_tool_does_not_serve(docs) -> None:
+    def m(sub, tools, bench):
+        return bench + "sam,text_removal,1.0,0.5,paper,0\n"
+
+    assert "does not serve subtask 'text_removal'" in _bad(docs, m)
+
+
+def test_measured_row_needs_n(docs) -> None:
+    def m(sub, tools, bench):
+        lines = bench.splitlines()
+        idx = next(i for i, line in enumerate(lines) if line.startswith("sam,object_segmentation"))
+        lines[idx] = "sam,object_segmentation,0.05,1.0,measured,0"
+        return "\n".join(lines)
+
+    assert "measured row needs n > 0" in _bad(docs, m)
+
+
+def test_quality_out_of_range(docs) -> None:
+    def m(sub, tools, bench):
+        return bench.replace("sam,object_segmentation,0.046,1.0", "sam,object_segmentation,0.046,1.5")
+
+    assert "quality must be in [0, 1]" in _bad(docs, m)
+
+
+def test_subtask_without_tool(docs) -> None:
+    def m(sub, tools, bench):
+        sub["subtasks"].append({"id": "teleport", "name": "Teleport", "produces": "image", "edits_image": True})
+
+    assert "subtask 'teleport' has no tool" in _bad(docs, m)
+
+
+def test_unknown_status_and_backend(docs) -> None:
+    def m(sub, tools, bench):
+        tools["tools"][1]["status"] = "beta"
+
+    assert "status must be ready or planned" in _bad(docs, m)
+
+
+def test_load_tables_names_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(TableError, match="subtasks.yaml: cannot read"):
+        load_tables(tmp_path)

@@ -1,0 +1,1 @@
+"""Gradio UI for costa."""

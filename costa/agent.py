@@ -155,7 +155,10 @@ def run_turn(
     tg = build_graph(services, plan, region)
     runnable = [s.id for s in plan.subtasks if s.id not in tg.unavailable]
     yield SubgraphBuilt(
-        tuple(runnable), tg.graph.number_of_nodes(), tg.graph.number_of_edges(), tg.tools(),
+        tuple(runnable),
+        tg.graph.number_of_nodes(),
+        tg.graph.number_of_edges(),
+        tg.tools(),
         tuple(tg.unavailable.items()),
     )
     skipped = dict(tg.unavailable)
@@ -186,7 +189,12 @@ def run_turn(
     if not result.found:
         yield ErrorEvent(f"no tool path passed its checks: {result.reason}; the image is unchanged")
         yield TurnDone(
-            time.perf_counter() - t_start, result.spent_seconds, result.executions, 0.0, None, ok=False,
+            time.perf_counter() - t_start,
+            result.spent_seconds,
+            result.executions,
+            0.0,
+            None,
+            ok=False,
             skipped=skipped,
         )
         return

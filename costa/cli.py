@@ -25,7 +25,7 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("edit", help="plan and run an edit on an image")
     e.add_argument("image", help="input image file")
-    e.add_argument("instruction", help='what to do, e.g. "replace the text \'SALE\' with \'OPEN\'"')
+    e.add_argument("instruction", help="what to do, e.g. \"replace the text 'SALE' with 'OPEN'\"")
     e.add_argument("-o", "--output", required=True, help="where to write the edited image")
     e.add_argument("--alpha", type=float, default=None, help="cost/quality trade-off in [0, 2] (0 quality, 2 speed)")
     e.add_argument("--threshold", type=float, default=None, help="quality each check must reach, in [0, 1]")
@@ -153,8 +153,11 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"chosen path: {steps}", file=out)
                 print(f"  path {ev.seconds:.3f} s, quality {ev.quality:.3f}, score {ev.score:.4f}", file=out)
             elif isinstance(ev, SubtaskDone):
-                print(f"done  {ev.subtask_id} {ev.subtask_kind} via {'+'.join(ev.tools)}: quality "
-                      f"{ev.quality:.2f} — {ev.result}", file=out)
+                print(
+                    f"done  {ev.subtask_id} {ev.subtask_kind} via {'+'.join(ev.tools)}: quality "
+                    f"{ev.quality:.2f} — {ev.result}",
+                    file=out,
+                )
             elif isinstance(ev, ErrorEvent):
                 print(f"error: {ev.message}", file=sys.stderr)
             elif isinstance(ev, TurnDone):
@@ -180,11 +183,15 @@ def _print_ledger(ledger, done, out: TextIO) -> None:
     print("cost ledger:", file=out)
     print(f"  {'subtask':8} {'tool':24} {'try':>3} {'seconds':>8} {'quality':>7}  check", file=out)
     for sid, tool, attempt, seconds, quality, passed in ledger:
-        print(f"  {sid:8} {tool:24} {attempt:>3} {seconds:8.3f} {quality:7.2f}  {'pass' if passed else 'fail'}",
-              file=out)
+        print(
+            f"  {sid:8} {tool:24} {attempt:>3} {seconds:8.3f} {quality:7.2f}  {'pass' if passed else 'fail'}", file=out
+        )
     overhead = done.seconds - done.tool_seconds
-    print(f"  tool runs {done.executions}, tool seconds {done.tool_seconds:.3f}, turn {done.seconds:.3f} s "
-          f"(checks + search + I/O {overhead:.3f} s)", file=out)
+    print(
+        f"  tool runs {done.executions}, tool seconds {done.tool_seconds:.3f}, turn {done.seconds:.3f} s "
+        f"(checks + search + I/O {overhead:.3f} s)",
+        file=out,
+    )
 
 
 def _jsonable(ev) -> dict:
@@ -208,8 +215,15 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     rows = []
     for tid, spec in services.tables.tools.items():
         why = services.why_not(tid)
-        rows.append({"tool": tid, "backend": spec.backend, "ready": why is None, "why": why or "",
-                     "subtasks": list(spec.subtasks)})
+        rows.append(
+            {
+                "tool": tid,
+                "backend": spec.backend,
+                "ready": why is None,
+                "why": why or "",
+                "subtasks": list(spec.subtasks),
+            }
+        )
     if args.json:
         print(json.dumps(rows, indent=2), file=out)
         return EXIT_OK
@@ -218,8 +232,9 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     for r in rows:
         state = "ready  " if r["ready"] else "missing"
         print(f"  {state} {r['tool']:24} {r['backend']:8} {r['why']}", file=out)
-    uncovered = [s.name for s in services.tables.subtasks.values()
-                 if not any(r["ready"] for r in rows if s.id in r["subtasks"])]
+    uncovered = [
+        s.name for s in services.tables.subtasks.values() if not any(r["ready"] for r in rows if s.id in r["subtasks"])
+    ]
     if uncovered:
         print(f"subtasks with no ready tool: {', '.join(uncovered)}", file=out)
     return EXIT_OK

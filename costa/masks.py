@@ -29,14 +29,19 @@ def union_masks(masks: Iterable[Mask | np.ndarray], height: int, width: int) -> 
     return out
 
 
-def dilate_mask(mask: np.ndarray, radius_px: float) -> np.ndarray:
-    """Grow `mask` by `radius_px` pixels with a disc (rounded to whole pixels; ≤ 0 returns a copy)."""
+def dilate_mask(mask: np.ndarray, radius_px: float, *, square: bool = False) -> np.ndarray:
+    """Grow `mask` by `radius_px` pixels (rounded to whole pixels; ≤ 0 returns a copy).
+
+    A disc by default; `square=True` grows by a (2r+1)² square, i.e. covers every pixel whose square window of that
+    size touches the mask (what windowed measures such as SSIM need).
+    """
     r = round(radius_px)
     if r <= 0:
         return mask.copy()
     import cv2
 
-    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+    kind = cv2.MORPH_RECT if square else cv2.MORPH_ELLIPSE
+    kernel = cv2.getStructuringElement(kind, (2 * r + 1, 2 * r + 1))
     return cv2.dilate(mask.astype(np.uint8), kernel).astype(bool)
 
 

@@ -272,9 +272,7 @@ def iter_search(
                 step_quality=tuple(c.step_quality for c in chain),
                 step_seconds=tuple(c.step_seconds for c in chain),
             )
-            yield PathChosen(
-                tuple(label(p) for p in path), n.cost, n.quality, result.score, executions, spent
-            )
+            yield PathChosen(tuple(label(p) for p in path), n.cost, n.quality, result.score, executions, spent)
             return result
         for succ in graph.successors(n.node):
             if succ in failed:

@@ -84,7 +84,9 @@ def _parse_subtasks(doc: Any, where: str) -> dict[str, SubtaskSpec]:
             raise TableError(f"{at}: duplicate subtask id {sid!r}")
         if row["produces"] not in ARTIFACT_TYPES:
             raise TableError(f"{at} ({sid!r}): unknown artifact type {row['produces']!r}; known: {ARTIFACT_TYPES}")
-        out[sid] = SubtaskSpec(sid, str(row["name"]), row["produces"], bool(row["edits_image"]), row.get("description", ""))
+        out[sid] = SubtaskSpec(
+            sid, str(row["name"]), row["produces"], bool(row["edits_image"]), row.get("description", "")
+        )
     return out
 
 

@@ -40,8 +40,8 @@ SEMANTIC_PATTERNS: dict[str, re.Pattern[str]] = {
     "phone number": re.compile(r"\+?\(?\d[\d\s().\-]{5,}\d"),
     "email": re.compile(r"[\w.+\-]+\s?@\s?[\w\-]+(?:\.[\w\-]+)+", re.IGNORECASE),
     "url": re.compile(
-        r"(?:https?://|www\.)\S+|\b[\w\-]+(?:\.[\w\-]+)*\.(?:com|org|net|io|co|uk|de|fr|info|biz|edu|gov|ai|app|dev)"
-        r"\b(?:/\S*)?",
+        r"(?:https?://|www\.)\S+"
+        r"|(?<![@\w.\-])[\w\-]+(?:\.[\w\-]+)*\.(?:com|org|net|io|co|uk|de|fr|info|biz|edu|gov|ai|app|dev)\b(?:/\S*)?",
         re.IGNORECASE,
     ),
     "date": re.compile(
@@ -54,7 +54,7 @@ SEMANTIC_PATTERNS: dict[str, re.Pattern[str]] = {
         r"[$€£¥]\s?\d[\d,]*(?:\.\d{1,2})?|\b\d[\d,]*(?:\.\d{1,2})?\s?(?:usd|eur|gbp|dollars?|euros?|[$€£¥])",
         re.IGNORECASE,
     ),
-    "number": re.compile(r"\d+(?:[.,]\d+)*"),
+    "number": re.compile(r"\d+(?:[.,/\-]\d+)*"),  # digit groups joined by . , / - are one number
 }
 
 _SEMANTIC_ALIASES: dict[str, str] = {
@@ -95,7 +95,7 @@ _QUOTES = "\"'`“”‘’«»"
 # Relative advance widths (fraction of the em) of a typical sans-serif font, used to split a line's box between its
 # characters. Approximate by design: the split only needs to land inside the gap between two words.
 _NARROW = frozenset("iljI.,:;!|'`()[]")
-_SEMI = frozenset("frt-/\"")
+_SEMI = frozenset('frt-/"')
 _WIDE = frozenset("mwMW@%")
 _SPACE_WIDTH = 0.32
 
@@ -248,8 +248,8 @@ def match_score(haystack: str, needle: str) -> float:
 
     Used by checks: "does OCR read OPEN somewhere in this crop?" (1.0 when it is there verbatim).
 
-    >>> match_score("BIG OPEN TODAY", "open"), match_score("BIG 0PEN", "OPEN"), match_score("female", "SALE")
-    (1.0, 0.75, 0.5)
+    >>> match_score("BIG OPEN TODAY", "open"), match_score("BIG 0PEN", "OPEN"), match_score("TODAY", "SALE")
+    (1.0, 0.75, 0.25)
     """
     hay, ndl = normalise_text(haystack), normalise_text(needle)
     if not ndl:

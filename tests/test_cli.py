@@ -45,7 +45,13 @@ def test_edit_replaces_text_and_prints_plan_path_checks_ledger(sale_png: Path, t
     out = tmp_path / "out.png"
     events = tmp_path / "events.jsonl"
     r = costa(
-        "edit", str(sale_png), "replace the text 'SALE' with 'OPEN'", "-o", str(out), "--events", str(events),
+        "edit",
+        str(sale_png),
+        "replace the text 'SALE' with 'OPEN'",
+        "-o",
+        str(out),
+        "--events",
+        str(events),
         home=_costa_home,
     )
     assert r.returncode == 0, r.stderr + r.stdout

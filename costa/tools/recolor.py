@@ -30,7 +30,9 @@ _MIN_SHADING_SCALE = 0.5
 def _target_rgb(subtask: Subtask) -> tuple[int, int, int]:
     rgb = parse_colour(subtask.result or "")
     if rgb is None:
-        raise ToolError(f"cannot recolour: {subtask.result!r} is not a colour I know (try a name, #rrggbb or rgb(r,g,b))")
+        raise ToolError(
+            f"cannot recolour: {subtask.result!r} is not a colour I know (try a name, #rrggbb or rgb(r,g,b))"
+        )
     return rgb
 
 

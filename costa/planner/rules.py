@@ -1,0 +1,171 @@
+"""Offline rule planner: an English instruction → a validated `Plan`, with no LLM.
+
+How it reads an instruction:
+
+1. Quoted strings become opaque placeholders (`clauses.mask_quotes`), so quoted text is data and never triggers a rule.
+2. The text is split into clauses on sentences, ";", ", and", "then", "also", "while" and "and" before a verb
+   (`clauses.split_clauses`).
+3. Each clause goes through the text rules, then the image rules; the first rule that applies gives its subtasks, or a
+   reason it is not supported. A clause no rule recognises becomes an `Unsupported` entry.
+4. "it" / "them" / "its" resolve to the previous clause's object: the new object after a replacement or addition,
+   nothing after a removal.
+5. Parents link each subtask to the one it depends on: text edits chain in order, text reads follow the last text edit,
+   an object subtask follows the last edit of the same object. `validate.validate_subtasks` then checks and reorders.
+
+Limits, by design: instructions longer than `MAX_INSTRUCTION_CHARS` raise `InputError` (split them into turns); an
+instruction with nothing editable gives a plan with no subtasks and an `Unsupported` entry saying so; two colours for
+one target raise `PlanningError` asking which.
+
+>>> plan = plan_with_rules("Replace the truck with a car and make it red")
+>>> [(s.id, s.kind, s.target, s.result, s.parents) for s in plan.subtasks]
+[('s1', 'object_replacement', 'truck', 'car', ()), ('s2', 'object_recoloration', 'car', 'red', ('s1',))]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import replace
+
+from costa.errors import InputError
+from costa.planner.clauses import mask_quotes, split_clauses
+from costa.planner.image_rules import IMAGE_RULES
+from costa.planner.kinds import load_subtask_kinds
+from costa.planner.phrases import ClauseContext, Draft
+from costa.planner.text_rules import TEXT_RULES
+from costa.planner.validate import OBJECT_KINDS, TEXT_EDIT_KINDS, object_key, validate_subtasks
+from costa.types import Plan, Subtask, Unsupported
+
+#: Longest instruction the rule planner reads, in characters; longer ones raise `InputError` rather than being cut.
+MAX_INSTRUCTION_CHARS = 2000
+#: Start of the reason given when no subtask kind matches (the CLI turns a plan with no subtasks into an error).
+NOTHING_RECOGNISED = "nothing editable was recognised"
+
+_RULES = TEXT_RULES + IMAGE_RULES
+_NO_ANTECEDENT = "'it'/'them' does not refer to an object named earlier (a removed object cannot be edited): name it"
+_TEXT_READ_KINDS = frozenset({"text_detection", "text_extraction", "question_answering_text", "sentiment_analysis"})
+_OBJECT_EDIT_KINDS = OBJECT_KINDS - {"object_detection", "object_segmentation"}
+
+
+def plan_with_rules(instruction: str, kinds: Collection[str] | None = None) -> Plan:
+    """Plan an English edit instruction with rules.
+
+    Args:
+        instruction: what the user typed, e.g. "remove the cat and make the wall yellow".
+        kinds: subtask ids known to the tables; defaults to tool_tables/subtasks.yaml. Subtasks of other kinds are
+            reported in `unsupported`.
+
+    Returns:
+        A validated chain plan (`planner="rules"`): ids s1, s2, … in execution order, parents pointing earlier, and
+        `unsupported` entries for every part of the instruction no subtask kind covers.
+
+    Raises:
+        InputError: the instruction is not a string, is empty, or is longer than `MAX_INSTRUCTION_CHARS`.
+        PlanningError: the instruction contradicts itself ("make the wall red and blue").
+    """
+    if not isinstance(instruction, str):
+        raise InputError(f"the instruction must be text, got {type(instruction).__name__}")
+    text = instruction.strip()
+    if not text:
+        raise InputError("empty instruction")
+    if len(text) > MAX_INSTRUCTION_CHARS:
+        raise InputError(
+            f"instruction is {len(text)} characters; the planner reads at most {MAX_INSTRUCTION_CHARS}: "
+            "split it into several turns"
+        )
+    known = frozenset(kinds) if kinds is not None else load_subtask_kinds()
+    masked = mask_quotes(text)
+    drafts: list[Draft] = []
+    unsupported: list[Unsupported] = []
+    referents: list[str] = []
+    for clause in split_clauses(masked.text):
+        context = ClauseContext(masked, clause.text, clause.question, known)
+        outcome = _apply_rules(context)
+        if isinstance(outcome, Unsupported):
+            unsupported.append(outcome)
+            continue
+        resolved: list[Draft] = []
+        for draft in outcome:
+            if not draft.pronoun:
+                resolved.append(draft)
+            elif referents:
+                resolved += [replace(draft, target=r, pronoun=False) for r in referents]
+            elif draft.kind == "object_addition":
+                resolved.append(replace(draft, params={}, pronoun=False))  # "add a hat to it": anywhere will do
+            else:
+                unsupported.append(context.unsupported(_NO_ANTECEDENT))
+        if any(d.kind in OBJECT_KINDS for d in resolved):
+            referents = [r for r in (d.referent for d in resolved) if r]
+        drafts += resolved
+    subtasks, dropped = validate_subtasks(_link(drafts), known)
+    unsupported += dropped
+    if not subtasks and not unsupported:
+        unsupported.append(Unsupported(text=text, reason=f"{NOTHING_RECOGNISED} in the instruction"))
+    return Plan(instruction=text, subtasks=subtasks, form="chain", unsupported=tuple(unsupported), planner="rules")
+
+
+def _apply_rules(context: ClauseContext) -> list[Draft] | Unsupported:
+    outcome = _first_rule(context)
+    if outcome is None and (rephrased := _rephrase(context.text)) is not None:
+        outcome = _first_rule(replace(context, text=rephrased))
+        if isinstance(outcome, Unsupported):
+            outcome = context.unsupported(outcome.reason)  # report it in the user's words, not the rephrasing
+    return outcome or context.unsupported(f"{NOTHING_RECOGNISED} (no subtask kind matches this request)")
+
+
+def _first_rule(context: ClauseContext) -> list[Draft] | Unsupported | None:
+    for rule in _RULES:
+        outcome = rule(context)
+        if outcome is not None:
+            return outcome
+    return None
+
+
+# Passive and "let …" phrasings (common in MagicBrush) → the imperative the rules read, tried once when no rule
+# matched the clause as written.
+_REPHRASINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), template)
+    for pattern, template in (
+        (r"(?:let|have)\s+(?P<x>.+?)\s+be\s+replaced\s+(?:with|by)\s+(?P<y>.+)", "replace {x} with {y}"),
+        (
+            r"(?P<x>.+?)\s+(?:is|are|should\s+be|must\s+be|gets?)\s+replaced\s+(?:with|by)\s+(?P<y>.+)",
+            "replace {x} with {y}",
+        ),
+        (r"(?:let|have)\s+(?P<x>.+?)\s+be\s+removed", "remove {x}"),
+        (r"(?P<x>.+?)\s+(?:is|are|should\s+be|must\s+be)\s+removed", "remove {x}"),
+        (r"(?:let|have)\s+(?P<x>.+?)\s+(?:have|wear|hold|get)\s+(?P<y>(?:a|an|some)\s+.+)", "give {x} {y}"),
+        (r"(?:let|have)\s+(?P<x>.+?)\s+(?:be|become|turn)\s+(?P<y>.+)", "make {x} {y}"),
+        (r"(?P<x>.+?)\s+(?:should|must)\s+(?:be|become|look)\s+(?P<y>.+)", "make {x} {y}"),
+    )
+)
+
+
+def _rephrase(text: str) -> str | None:
+    for pattern, template in _REPHRASINGS:
+        m = pattern.fullmatch(text)
+        if m:
+            return template.format(**m.groupdict())
+    return None
+
+
+def _link(drafts: list[Draft]) -> list[Subtask]:
+    """Number the drafts s1… and give each the parent it depends on."""
+    subtasks: list[Subtask] = []
+    last_text_edit: str | None = None
+    edited: list[tuple[str, set[str]]] = []  # (id, object keys) of subtasks that changed an object
+    for k, d in enumerate(drafts, start=1):
+        sid = f"s{k}"
+        parents: tuple[str, ...] = ()
+        if d.kind in TEXT_EDIT_KINDS or d.kind in _TEXT_READ_KINDS:
+            parents = (last_text_edit,) if last_text_edit else ()
+        elif d.kind in OBJECT_KINDS and d.target:
+            key = object_key(d.target)
+            parents = next(((pid,) for pid, keys in reversed(edited) if key in keys), ())
+        if d.kind in TEXT_EDIT_KINDS:
+            last_text_edit = sid
+        if d.kind in _OBJECT_EDIT_KINDS:
+            edited.append((sid, {object_key(d.target), object_key(d.result)} - {""}))
+        subtasks.append(
+            Subtask(id=sid, kind=d.kind, target=d.target, result=d.result, params=dict(d.params), parents=parents)
+        )
+    return subtasks

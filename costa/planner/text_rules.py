@@ -1,0 +1,304 @@
+"""Rules for questions and for edits of the text in an image (replace, remove, redact, highlight, add, read).
+
+Each rule takes a `ClauseContext` and returns drafts, an `Unsupported` reason, or None when it does not apply. Rules
+match the masked clause, so a quoted string is one opaque token here: `{Q}` in a pattern stands for it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from costa.colours import parse_colour
+from costa.planner.phrases import ClauseContext, Draft, Outcome, read_position, rx
+
+_QUESTION_START = rx(
+    r"(?:what|what's|whats|which|where|who|whose|how|when|why|is|are|does|do|did|was|were|tell\s+me|can\s+you\s+tell)\b"
+)
+_CAPTION_CHECK_VERB = rx(r".*\b(?:match(?:es)?|describes?|fits?|consistent|accurate(?:ly)?|correspond(?:s)?)\b.*")
+_LANDMARK = rx(
+    r".*(?:\blandmarks?\b|\bmonuments?\b|\bwhere\s+(?:is|was)\s+this\b|\bwhat\s+(?:place|city|building)\b).*"
+)
+_SENTIMENT = rx(r".*(?:\bsentiment\b|\bmood\b|\btone\b|positive\s+or\s+negative|negative\s+or\s+positive).*")
+_DEPTH_QUESTION = rx(r".*(?:\bdepth\b(?!\s+of\s+field)|\bhow\s+far\b).*")
+_SAYS = rx(r"what\s+(?:does|do|did)\s+(?P<x>.+?)\s+(?:say|read|spell)(?:\s.*)?")
+_WRITTEN = rx(
+    r"what(?:'s|\s+is|\s+are)\s+(?:written|printed|displayed|shown|typed)(?:\s+(?:on|in|at)\s+(?P<x>.+))?"
+    r"|what\s+(?:text|words?|letters)\s+(?:is|are|does|do|can)\b(?:.*?\b(?:on|in|at)\s+(?P<y>.+))?"
+)
+_WHERE = rx(r"where\s+(?:is|are)\s+(?P<x>.+)")
+_HOW_MANY = rx(r"how\s+many\s+(?P<x>.+?)(?:\s+(?:are|is|can|do|does|were|there)\b.*)?")
+_CAPTION_QUESTION = rx(
+    r"what(?:'s|\s+is)\s+(?:in|on)\s+(?:the|this)\s+(?:image|picture|photo)\b.*|what\s+(?:do|can)\s+you\s+see\b.*"
+    r"|what(?:'s|\s+is)\s+(?:happening|going\s+on)\b.*|what\s+(?:does|is)\s+(?:the|this)\s+(?:image|picture|photo)"
+    r"\s+(?:show|depict|of)\b.*"
+)
+_TEXTISH = rx(
+    r".*\b(?:signs?|prices?|costs?|text|written|writing|says?|labels?|menu|poster|numbers?|date|names?|titles?|"
+    r"headline|phone|e-?mail|address|words?|letters?|banner|board|card|ticket|receipt|brand|logo|caption|reads?|"
+    r"spell|book|page|document|note|plate|code|total|amount|time|year|hours?|percent|discount)\b.*"
+)
+
+
+def question_rule(c: ClauseContext) -> Outcome:
+    """Questions: landmark, sentiment, depth, reading text, counting/locating objects, captioning, text QA."""
+    if not _QUESTION_START.match(c.text):
+        return None
+    if c.masked.literals(c.text) and _CAPTION_CHECK_VERB.fullmatch(c.text):
+        return [Draft("caption_consistency_check", c.masked.literals(c.text)[0])]
+    if _LANDMARK.fullmatch(c.text):
+        return [Draft("landmark_detection")]
+    if _SENTIMENT.fullmatch(c.text):
+        return [Draft("sentiment_analysis")]
+    if _DEPTH_QUESTION.fullmatch(c.text):
+        return [Draft("depth_estimation")]
+    m = _SAYS.fullmatch(c.text) or _WRITTEN.fullmatch(c.text)
+    if m:
+        region = m.groupdict().get("x") or m.groupdict().get("y")
+        return [Draft("text_extraction", None if c.is_image(region) or c.is_pronoun(region) else c.noun(region))]
+    if _CAPTION_QUESTION.fullmatch(c.text):
+        return [Draft("image_captioning")]
+    m = _HOW_MANY.fullmatch(c.text)
+    if m:
+        return c.objects("object_detection", m.group("x"), params={"count": True})
+    m = _WHERE.fullmatch(c.text)
+    if m and not c.is_pronoun(m.group("x")):
+        return c.objects("object_detection", m.group("x"))
+    if _TEXTISH.fullmatch(c.text):
+        return [Draft("question_answering_text", c.restore() + "?")]
+    return c.unsupported(
+        "answering general questions about the picture is not a subtask kind; questions about its text are "
+        "(e.g. 'what is the price on the sign?')"
+    )
+
+
+# ------------------------------------------------------------------------------------------------ text references
+
+_TEXT_NOUN = r"(?:text|texts|words|writing|lettering|letters|characters|inscription|captions?|subtitles?|wording)"
+_WORD_NOUN = r"(?:word|keyword|term|phrase)"
+_QUOTE_LIST = r"{Q}(?:\s*(?:,|\band\b|\bor\b|&)\s*(?:the\s+)?(?:word\s+)?{Q})*"
+_REGION = r"(?:\s+(?:on|in|from|at|of|inside|within)\s+(?P<region>.+))?"
+_REF_QUOTED = rx(
+    r"(?:all\s+(?:of\s+)?)?(?:the\s+|any\s+|every\s+|each\s+)?"
+    rf"(?:(?:{_WORD_NOUN}s?|{_TEXT_NOUN}|(?:all\s+)?(?:occurrences?|instances?|mentions?)\s+of)\s+)?"
+    rf"(?P<quotes>{_QUOTE_LIST})(?:\s+(?:text|word|label))?{_REGION}"
+)
+_REF_BARE = rx(
+    r"(?:all\s+(?:of\s+)?)?(?:the\s+|every\s+|each\s+|any\s+)?"
+    rf"(?:{_WORD_NOUN}|(?:all\s+)?(?:occurrences?|instances?|mentions?)\s+of)\s+(?P<word>[^\s,]+){_REGION}"
+)
+_REF_ALL = rx(rf"(?:all\s+(?:of\s+)?)?(?:the\s+|any\s+)?(?:{_TEXT_NOUN}|text\s+(?:regions?|lines?|boxes)){_REGION}")
+
+
+def _text_ref(c: ClauseContext, rest: str, bare: bool = True) -> tuple[list[str | None], str | None] | None:
+    """Read "'FREE'", "the word FREE", "the text on the sign", "all text" → (texts, region); None if not text."""
+    m = _REF_QUOTED.fullmatch(rest)
+    if m:
+        return list(c.masked.literals(m.group("quotes"))), _region(c, m.group("region"))
+    m = _REF_ALL.fullmatch(rest)
+    if m:
+        return [None], _region(c, m.group("region"))
+    m = _REF_BARE.fullmatch(rest) if bare else None
+    if m and m.group("word").lower() not in {"colour", "color", "size", "font", "style", "on", "in", "from"}:
+        return [c.literal(m.group("word"))], _region(c, m.group("region"))
+    return None
+
+
+def _region(c: ClauseContext, span: str | None) -> str | None:
+    return None if c.is_image(span) or c.is_pronoun(span) else c.noun(span)
+
+
+def _with_region(region: str | None) -> dict[str, str]:
+    return {"region": region} if region else {}
+
+
+# --------------------------------------------------------------------------------------------------- text edits
+
+_REPLACE_VERB = r"(?:replace|change|swap|switch|substitute|rewrite|edit|update|turn|alter|correct|modify|make)"
+_SAY = r"(?:(?:so\s+(?:that\s+)?)?(?:it\s+)?(?:says?|saying|reads?|reading)\s+)?"
+_REPLACE_QUOTED = rx(
+    rf"(?P<verb>{_REPLACE_VERB})\s+(?:all\s+(?:of\s+)?)?(?:the\s+|every\s+|each\s+|any\s+)?"
+    rf"(?:(?:{_WORD_NOUN}s?|{_TEXT_NOUN}|label|sign|(?:all\s+)?occurrences?\s+of)\s+)?(?P<old>{{Q}})"
+    r"(?:\s+(?:text|word|label))?(?:\s+(?:on|in)\s+(?P<region>.+?))?"
+    rf"\s+(?P<conn>with|to|into|by|for|as|so\s+(?:that\s+)?it\s+(?:says|reads))\s+(?:the\s+)?"
+    rf"(?:(?:{_WORD_NOUN}s?)\s+)?{_SAY}(?P<new>{{Q}})(?:\s+(?:instead|everywhere))?"
+    r"(?:\s+(?:on|in)\s+(?P<region2>.+?))?(?:\s+(?:instead|everywhere))?"
+)
+_REPLACE_ALL = rx(
+    rf"{_REPLACE_VERB}\s+(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:text|writing|words|wording|lettering)"
+    rf"(?:\s+(?:on|in)\s+(?P<region>.+?))?\s+(?:to|with|into)\s+{_SAY}(?P<new>.+)"
+)
+_REPLACE_WORD = rx(
+    rf"{_REPLACE_VERB}\s+(?:all\s+(?:of\s+)?)?(?:the\s+|every\s+)?(?:{_WORD_NOUN}s?|text|writing)\s+(?P<old>{{Q}}|\S+)"
+    r"(?:\s+(?:on|in)\s+(?P<region>.+?))?\s+(?:with|to|into|by|for|as)\s+(?:the\s+)?"
+    rf"(?:(?:{_WORD_NOUN}s?)\s+)?{_SAY}(?P<new>.+)"
+)
+
+
+def text_replacement_rule(c: ClauseContext) -> Outcome:
+    """replace the text 'SALE' with 'OPEN' / change the word SALE to OPEN / change "Hello" to "Bye"."""
+    m = _REPLACE_QUOTED.fullmatch(c.text)
+    if m:
+        old, new = c.literal(m.group("old")), c.literal(m.group("new"))
+        if m.group("verb").lower() == "substitute" and m.group("conn").lower() == "for":
+            old, new = new, old  # "substitute 'B' for 'A'" puts B where A was
+        region = _region(c, m.group("region") or m.group("region2"))
+        return [Draft("text_replacement", old, new, _with_region(region))]
+    m = _REPLACE_ALL.fullmatch(c.text)
+    if m and (c.masked.literal(m.group("new")) is not None or parse_colour(c.restore(m.group("new"))) is None):
+        return [Draft("text_replacement", None, c.literal(m.group("new")), _with_region(_region(c, m.group("region"))))]
+    m = _REPLACE_WORD.fullmatch(c.text)
+    if m and m.group("old").lower() not in {"colour", "color", "size", "font", "style", "on", "in"}:
+        new = m.group("new")
+        if c.masked.literal(new) is None and parse_colour(c.restore(new)) is not None:
+            return None  # "change the text colour to red" reads as a recolour
+        params = _with_region(_region(c, m.group("region")))
+        return [Draft("text_replacement", c.literal(m.group("old")), c.literal(new), params)]
+    return None
+
+
+_REMOVE_VERB = (
+    r"(?:remove|erase|delete|clear|wipe(?:\s+out|\s+off)?|get\s+rid\s+of|take\s+(?:out|away|off)|eliminate|strip|"
+    r"scrub|clean(?:\s+up)?)"
+)
+_REMOVE = rx(rf"{_REMOVE_VERB}\s+(?P<rest>.+)")
+
+
+def text_removal_rule(c: ClauseContext) -> Outcome:
+    """remove the text / erase all text / remove the text 'FREE' / delete the word FREE."""
+    m = _REMOVE.fullmatch(c.text)
+    ref = _text_ref(c, m.group("rest")) if m else None
+    if ref is None:
+        return None
+    texts, region = ref
+    return [Draft("text_removal", t, params=_with_region(region)) for t in texts]
+
+
+_REDACT_ANY = rx(r"(?:redact|black(?:\s*|-)out|blank\s+out|white\s+out|x\s+out)\s+(?P<rest>.+)")
+_REDACT_TEXTISH = rx(r"(?:censor|cover(?:\s+up)?|obscure|hide|mask\s+out|conceal)\s+(?P<rest>.+)")
+_SENSITIVE = rx(
+    r".*\b(?:numbers?|e-?mails?|addresses|address|names?|phone|text|passwords?|accounts?|ssn|card|dates?|"
+    r"signatures?|ids?|words?|prices?|codes?|details)\b.*"
+)
+
+
+def text_redaction_rule(c: ClauseContext) -> Outcome:
+    """redact the phone number / black out the email / hide the address / censor 'John'."""
+    m = _REDACT_ANY.fullmatch(c.text)
+    if m is None:
+        m = _REDACT_TEXTISH.fullmatch(c.text)
+        if m is None or not (c.masked.literals(m.group("rest")) or _SENSITIVE.fullmatch(m.group("rest"))):
+            return None
+    rest = m.group("rest")
+    ref = _text_ref(c, rest)
+    if ref is not None:
+        texts, region = ref
+        return [Draft("text_redaction", t, params=_with_region(region)) for t in texts]
+    return [Draft("text_redaction", c.noun(rest))]
+
+
+_HIGHLIGHT = rx(r"highlight\s+(?P<rest>.+)")
+_EVERY_WORD = rx(r"(?:every|each|all)\s+(?:(?:occurrences?|instances?|mentions?)\s+of\s+)?(?P<word>[^\s,]+)")
+
+
+def keyword_highlighting_rule(c: ClauseContext) -> Outcome:
+    """highlight the word 'urgent' / highlight every 'sale' / highlight the keyword deadline."""
+    m = _HIGHLIGHT.fullmatch(c.text)
+    if m is None:
+        return None
+    rest = m.group("rest")
+    ref = _text_ref(c, rest)
+    if ref is not None and ref[0] != [None]:
+        texts, region = ref
+        return [Draft("keyword_highlighting", t, params=_with_region(region)) for t in texts]
+    every = _EVERY_WORD.fullmatch(rest)
+    if every:
+        return [Draft("keyword_highlighting", c.literal(every.group("word")))]
+    return c.unsupported(
+        "keyword highlighting needs the word to mark (e.g. highlight 'sale'); highlighting an object or region is "
+        "not a subtask kind"
+    )
+
+
+_ADD_TEXT_VERB = (
+    r"(?:add|write|put|insert|place|type|print|overlay|include|stamp|draw|label\s+(?:it|the\s+image)\s+with)"
+)
+_TEXT_THING = (
+    r"(?:text|words?|caption|label|title|heading|headline|message|note|sign|banner|slogan|watermark|tagline|subtitle)"
+)
+_ADD_QUOTED = rx(
+    rf"{_ADD_TEXT_VERB}\s+(?:(?:the|a|an|some)\s+)?(?:{_TEXT_THING}\s+)?"
+    r"(?:(?:that\s+)?(?:says?|saying|reads?|reading)\s+|:\s*)?(?P<q>{Q})(?P<tail>\s+.*)?"
+)
+_ADD_BARE = rx(
+    rf"(?:{_ADD_TEXT_VERB}\s+(?:the\s+|some\s+)?(?:text|words?)|write)\s+"
+    r"(?:(?:that\s+)?(?:says?|saying|reads?|reading)\s+|:\s*)?(?P<t>.+?)"
+    r"(?P<tail>\s+(?:at|in|on|to|along|across|near|towards?|over|under|below|above|onto)\s+.+)?"
+)
+_LOCATION = rx(r"(?:at|in|on|to|along|across|near|towards?|over|under|below|above|onto|into)\s+(?P<where>.+)")
+
+
+def text_addition_rule(c: ClauseContext) -> Outcome:
+    """add the text 'Hello' at the top / write 'SALE' on the sign / add a caption saying 'hi'."""
+    m = _ADD_QUOTED.fullmatch(c.text)
+    bare = False
+    if m is None:
+        m = _ADD_BARE.fullmatch(c.text)
+        bare = True
+        if m is None or re.match(r"(?:a|an)\s+(?:caption|description|summary)\b", m.group("t"), re.IGNORECASE):
+            return None
+    tail = (m.group("tail") or "").strip()
+    params: dict[str, str] = {}
+    if tail:
+        position = read_position(tail)
+        where = _LOCATION.fullmatch(tail)
+        if position:
+            params["position"] = position
+        elif where:
+            params["region"] = c.noun(where.group("where")) or ""
+        else:
+            return None  # "add a 'Metro' bus": the quote describes an object to add
+    text = c.literal(m.group("t")) if bare else c.literal(m.group("q"))
+    return [Draft("text_addition", None, text, {k: v for k, v in params.items() if v})]
+
+
+# ------------------------------------------------------------------------------------------------ reading text
+
+_EXTRACT = rx(
+    r"(?:read|extract|transcribe|ocr|recogni[sz]e|copy|pull\s+out|grab|get|list|output|give\s+me|show\s+me|tell\s+me)"
+    r"\s+(?:out\s+)?(?P<rest>.+)"
+)
+_READ_THING = rx(r"(?:read|transcribe|ocr)\s+(?P<rest>.+)")
+_DETECT_TEXT = rx(
+    r"(?:detect|find|locate|spot|identify|mark|outline|box|locali[sz]e|show|search\s+for|look\s+for)"
+    r"\s+(?:all\s+(?:of\s+)?)?(?P<rest>.+)"
+)
+
+
+def text_reading_rule(c: ClauseContext) -> Outcome:
+    """read the text / extract the text on the sign / read the sign → extraction; detect the text → detection."""
+    m = _DETECT_TEXT.fullmatch(c.text)
+    ref = _text_ref(c, m.group("rest"), bare=False) if m else None
+    if ref is not None:
+        texts, region = ref
+        return [Draft("text_detection", t, params=_with_region(region)) for t in texts]
+    m = _EXTRACT.fullmatch(c.text)
+    ref = _text_ref(c, m.group("rest"), bare=False) if m else None
+    if ref is not None:
+        texts, region = ref
+        return [Draft("text_extraction", region) for _ in texts[:1]]
+    m = _READ_THING.fullmatch(c.text)
+    if m:
+        rest = m.group("rest")
+        return [Draft("text_extraction", None if c.is_image(rest) or c.is_pronoun(rest) else c.noun(rest))]
+    return None
+
+
+TEXT_RULES = (
+    question_rule,
+    text_replacement_rule,
+    text_removal_rule,
+    text_redaction_rule,
+    keyword_highlighting_rule,
+    text_addition_rule,
+    text_reading_rule,
+)

@@ -1,0 +1,273 @@
+"""Programmatic checks for the object subtasks and for the boxes/masks that object tools pass along.
+
+Each check follows `CheckFn`: `(ctx, subtask, before, after, output) -> Verdict`. Quality mappings are piecewise
+linear with the numbers in the reasons, so a failed step says by how much it missed. The pass threshold applied by the
+search is 0.8; each mapping below notes what that means in the measured unit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from costa.checks import CheckContext, CheckFn
+from costa.checks.common import ciede2000_values, shading_correlation
+from costa.colours import colour_name, parse_colour
+from costa.errors import ToolError
+from costa.masks import erode_mask, largest_component, ring_around, union_masks
+from costa.types import Box, EditState, Mask, Subtask, ToolOutput, Verdict
+
+# Artifact sanity: an object covers between 0.05 % of the image (≈ 20×20 px at 1024×768) and 95 % of it.
+MIN_AREA_SHARE = 0.0005
+MAX_AREA_SHARE = 0.95
+
+
+def _ramp(value: float, full: float, zero: float) -> float:
+    """1.0 at `full`, 0.0 at `zero`, linear between (works for either direction)."""
+    if math.isnan(value):
+        return 0.0
+    t = (value - zero) / (full - zero)
+    return float(np.clip(t, 0.0, 1.0))
+
+
+def _union(masks: object, shape: tuple[int, int]) -> np.ndarray | None:
+    if not masks:
+        return None
+    try:
+        union = union_masks(masks, *shape)  # type: ignore[arg-type]
+    except ToolError:  # a mask of another size (e.g. from before an upscale) cannot locate the object here
+        return None
+    return union if union.any() else None
+
+
+def _object_mask(before: EditState, after: EditState, output: ToolOutput) -> np.ndarray | None:
+    """Where the object is: the masks the tool consumed, else masks it produced, else its declared edited region."""
+    shape = (after.height, after.width)
+    for masks in (before.artifacts.get("masks"), output.artifacts.get("masks")):
+        union = _union(masks, shape)
+        if union is not None:
+            return union
+    region = output.edited_region
+    if region is not None and region.shape == shape and region.any():
+        return region.astype(bool)
+    return None
+
+
+# ----------------------------------------------------------------------------------------------- recolouring
+
+
+def check_recoloration(
+    ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
+) -> Verdict:
+    """Is the object now the asked colour, with its shading kept?
+
+    Colour: median ΔE2000 of the object's pixels to the target ≤ 10 → 1.0, linear to 0.0 at 30 (0.8 ⇔ ΔE 14).
+    Shading: Pearson correlation of L* before/after ≥ 0.9 → 1.0, linear to 0.0 at 0.5 (0.8 ⇔ 0.82); a flat fill has
+    correlation 0. Quality is the minimum of the two.
+    """
+    rgb = parse_colour(subtask.result or "")
+    if rgb is None:
+        return Verdict(0.0, (f"{subtask.result!r} is not a colour I can check against",))
+    mask = _object_mask(before, after, output)
+    if mask is None:
+        return Verdict(0.0, ("no object mask to check the colour in",))
+    if before.image.shape != after.image.shape:
+        return Verdict(0.0, ("the image size changed, so the object cannot be compared",))
+    median_de = float(np.median(ciede2000_values(after.image, mask, rgb)))
+    q_colour = _ramp(median_de, 10.0, 30.0)
+    reasons = [f"median ΔE2000 to {colour_name(rgb)} {rgb}: {median_de:.1f} (≤10 → 1.0, 0 at 30)"]
+    corr = shading_correlation(before.image, after.image, mask)
+    if corr is None:
+        q_shade = 1.0
+        reasons.append("the object had no shading to keep")
+    else:
+        q_shade = _ramp(corr, 0.9, 0.5)
+        reasons.append(f"shading correlation {corr:.2f} (≥0.9 → 1.0, 0 at 0.5)")
+    return Verdict(min(q_colour, q_shade), tuple(reasons))
+
+
+# --------------------------------------------------------------------------------------------------- removal
+
+# A pixel counts as changed when some channel moved by more than this (out of 255): above noise and re-encoding.
+_CHANGE_TOLERANCE = 8
+
+
+def _lab(image: np.ndarray) -> np.ndarray:
+    import cv2
+
+    return cv2.cvtColor(image.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+
+
+def _gradient_energy(lightness: np.ndarray, where: np.ndarray) -> float:
+    """Mean Sobel gradient magnitude of L* over `where`, in L* units per pixel."""
+    import cv2
+
+    gx = cv2.Sobel(lightness, cv2.CV_32F, 1, 0, ksize=3) / 8.0
+    gy = cv2.Sobel(lightness, cv2.CV_32F, 0, 1, ksize=3) / 8.0
+    return float(np.hypot(gx, gy)[where].mean())
+
+
+def check_removal(
+    ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
+) -> Verdict:
+    """Is the object gone, and does the fill look like its surroundings?
+
+    Three measures, quality = their minimum:
+      - gone: share of the object's pixels left unchanged (no channel moved > 8/255) ≤ 20 % → 1.0, 0.0 at 50 %;
+      - colour: ΔE76 between the mean CIELAB of the fill and of a surrounding ring, allowed 5 + half the ring's own
+        colour spread (textured surroundings vary more) → 1.0, 0.0 at three times that;
+      - texture: ratio of mean L* gradient magnitude in the fill's interior to the ring's, within 2× either way → 1.0,
+        0.0 at 8× (a smooth smear over texture, or a noisy patch on a flat wall).
+    """
+    if before.image.shape != after.image.shape:
+        return Verdict(0.0, ("the image size changed, so the removal cannot be compared",))
+    hole = output.edited_region if output.edited_region is not None else _object_mask(before, after, output)
+    if hole is None or not hole.any():
+        return Verdict(0.0, ("no removed region to check",))
+    hole = hole.astype(bool)
+    obj = _union(before.artifacts.get("masks"), (after.height, after.width))
+    if obj is None:
+        obj = hole
+
+    changed = np.abs(before.image.astype(np.int16) - after.image.astype(np.int16)).max(axis=2) > _CHANGE_TOLERANCE
+    unchanged_share = 1.0 - float(changed[obj].mean())
+    q_gone = _ramp(unchanged_share, 0.2, 0.5)
+    reasons = [f"{unchanged_share:.0%} of the object's pixels unchanged (≤20% → 1.0, 0 at 50%)"]
+
+    ring_width = max(6, round(0.3 * math.sqrt(float(hole.sum()))))
+    ring = ring_around(hole, ring_width)
+    if not ring.any():
+        return Verdict(0.0, (*reasons, "the region covers the whole image; nothing to compare the fill with"))
+    lab = _lab(after.image)
+    fill_mean, ring_mean = lab[hole].mean(axis=0), lab[ring].mean(axis=0)
+    distance = float(np.linalg.norm(fill_mean - ring_mean))
+    spread = float(np.sqrt(lab[ring].var(axis=0).sum()))
+    allowed = 5.0 + 0.5 * spread
+    q_colour = _ramp(distance, allowed, 3.0 * allowed)
+    reasons.append(
+        f"fill vs surroundings mean colour ΔE {distance:.1f} (allowed {allowed:.1f}, 0 at {3 * allowed:.1f})"
+    )
+
+    interior = erode_mask(hole, 2)
+    if not interior.any():
+        interior = hole
+    g_fill = _gradient_energy(lab[..., 0], interior)
+    g_ring = _gradient_energy(lab[..., 0], ring)
+    # +0.5 L*/px keeps the ratio meaningful on flat walls where both energies are just sensor noise.
+    log_ratio = abs(math.log2((g_fill + 0.5) / (g_ring + 0.5)))
+    q_texture = _ramp(log_ratio, 1.0, 3.0)
+    reasons.append(
+        f"texture: gradient {g_fill:.2f} in the fill vs {g_ring:.2f} around it "
+        f"(ratio within 2× → 1.0, 0 at 8×; got {2**log_ratio:.1f}×)"
+    )
+    return Verdict(min(q_gone, q_colour, q_texture), tuple(reasons))
+
+
+# ------------------------------------------------------------------------------------ segmentation, detection
+
+
+def _mask_verdict(mask: Mask, shape: tuple[int, int], *, compactness: bool) -> Verdict:
+    if mask.data.shape != shape:
+        return Verdict(0.0, (f"mask {mask.label!r} has shape {mask.data.shape}, the image is {shape}",))
+    share = mask.area / float(shape[0] * shape[1])
+    name = f"mask {mask.label!r}" if mask.label else "mask"
+    if mask.area == 0:
+        return Verdict(0.0, (f"{name} is empty",))
+    if share > MAX_AREA_SHARE:
+        return Verdict(0.0, (f"{name} covers {share:.0%} of the image: nothing was separated",))
+    if share < MIN_AREA_SHARE:
+        return Verdict(0.0, (f"{name} covers {share:.3%} of the image, too little to be an object",))
+    reasons = [f"{name} covers {share:.1%} of the image"]
+    quality = 1.0
+    if compactness:
+        main = float(largest_component(mask.data).sum()) / mask.area
+        quality = _ramp(main, 0.8, 0.4)
+        reasons.append(f"largest piece holds {main:.0%} of it (≥80% → 1.0, 0 at 40%)")
+    return Verdict(quality, tuple(reasons))
+
+
+def _produced(name: str, after: EditState, output: ToolOutput) -> tuple:
+    value = output.artifacts.get(name)
+    if value is None:
+        value = after.artifacts.get(name)
+    return tuple(value or ())
+
+
+def _combine(verdicts: list[Verdict]) -> Verdict:
+    return Verdict(min(v.quality for v in verdicts), tuple(r for v in verdicts for r in v.reasons))
+
+
+def check_segmentation(
+    ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
+) -> Verdict:
+    """Are the masks plausible objects: non-empty, not the whole image, and mostly one piece (≥ 80 % → 1.0)?"""
+    masks = _produced("masks", after, output)
+    if not masks:
+        return Verdict(0.0, ("no masks were produced",))
+    return _combine([_mask_verdict(m, (after.height, after.width), compactness=True) for m in masks])
+
+
+def _box_verdict(box: Box, width: int, height: int) -> Verdict:
+    name = f"box {box.label!r}" if box.label else "box"
+    where = f"{box.x},{box.y},{box.w},{box.h}"
+    inside_w = max(0, min(width, box.x2) - max(0, box.x))
+    inside_h = max(0, min(height, box.y2) - max(0, box.y))
+    inside_share = inside_w * inside_h / float(box.w * box.h)
+    if inside_share < 0.5:
+        return Verdict(0.0, (f"{name} {where} lies mostly outside the {width}x{height} image",))
+    share = inside_w * inside_h / float(width * height)
+    if share > MAX_AREA_SHARE:
+        return Verdict(0.0, (f"{name} {where} covers {share:.0%} of the image: it does not locate anything",))
+    if share < MIN_AREA_SHARE:
+        return Verdict(0.0, (f"{name} {where} covers {share:.3%} of the image, too little to be an object",))
+    return Verdict(1.0, (f"{name} {where} covers {share:.1%} of the image",))
+
+
+def check_detection(
+    ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
+) -> Verdict:
+    """Were boxes found, in bounds and of sane size, with confidence? Best score ≥ 0.5 → 1.0, linear to 0 at 0."""
+    boxes = _produced("boxes", after, output)
+    if not boxes:
+        return Verdict(0.0, ("no boxes were found",))
+    sanity = _combine([_box_verdict(b, after.width, after.height) for b in boxes])
+    best = max(b.score for b in boxes)
+    q_score = _ramp(best, 0.5, 0.0)
+    return Verdict(min(sanity.quality, q_score), (*sanity.reasons, f"best detection score {best:.2f} (≥0.5 → 1.0)"))
+
+
+# ----------------------------------------------------------------------------------------- artifact checks
+
+
+def check_masks_artifact(
+    ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
+) -> Verdict:
+    """Intermediate masks: at least one, each the image's size, covering 0.05 %–95 % of it."""
+    masks = _produced("masks", after, output)
+    if not masks:
+        return Verdict(0.0, ("no masks were produced",))
+    return _combine([_mask_verdict(m, (after.height, after.width), compactness=False) for m in masks])
+
+
+def check_boxes_artifact(
+    ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
+) -> Verdict:
+    """Intermediate boxes: at least one, each mostly inside the image, covering 0.05 %–95 % of it."""
+    boxes = _produced("boxes", after, output)
+    if not boxes:
+        return Verdict(0.0, ("no boxes were produced",))
+    return _combine([_box_verdict(b, after.width, after.height) for b in boxes])
+
+
+OBJECT_CHECKS: dict[str, CheckFn] = {
+    "object_recoloration": check_recoloration,
+    "object_removal": check_removal,
+    "object_segmentation": check_segmentation,
+    "object_detection": check_detection,
+}
+
+OBJECT_ARTIFACT_CHECKS: dict[str, CheckFn] = {
+    "masks": check_masks_artifact,
+    "boxes": check_boxes_artifact,
+}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from costa.errors import InputError
@@ -23,6 +23,26 @@ def _float(env: Mapping[str, str], name: str, default: float, lo: float, hi: flo
     return value
 
 
+def _optional_float(env: Mapping[str, str], name: str) -> float | None:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    return _float(env, name, 0.0, 0.0, 1e6)
+
+
+def _auth(raw: str) -> tuple[tuple[str, str], ...]:
+    """Parse COSTA_AUTH="user:password,user2:password2" (a password may contain ':' but not ',')."""
+    pairs = []
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        user, sep, password = item.strip().partition(":")
+        if not sep or not user or not password:
+            raise InputError("COSTA_AUTH must be user:password pairs separated by commas, e.g. alice:secret")
+        pairs.append((user, password))
+    return tuple(pairs)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable, with units.
@@ -31,9 +51,21 @@ class Settings:
     alpha: default cost/quality trade-off in [0, 2] (COSTA_ALPHA).
     threshold: check quality a step must reach, in [0, 1] (COSTA_THRESHOLD).
     max_pixels: largest accepted image, width × height (COSTA_MAX_PIXELS); larger ones are refused, not resized.
-    openai_base_url / openai_api_key / llm_model: an OpenAI-compatible endpoint for planning (unused when unset).
+    openai_base_url / openai_api_key / llm_model: an OpenAI-compatible endpoint for planning and VLM checks
+        (OPENAI_BASE_URL, OPENAI_API_KEY, COSTA_LLM_MODEL); the offline planner serves when none is configured.
+    llm_timeout_seconds: limit for one LLM request (COSTA_LLM_TIMEOUT, default 60).
+    llm_retries: retries after a timeout, 429 or 5xx (COSTA_LLM_RETRIES, default 2); then the offline planner serves.
+    llm_backoff_seconds: first retry delay, doubled per retry and capped at 30 s (COSTA_LLM_BACKOFF, default 1).
+    llm_price_in / llm_price_out: price of 1M prompt / completion tokens in your currency (COSTA_LLM_PRICE_IN,
+        COSTA_LLM_PRICE_OUT); when either is set (the other counts as 0) every LLM call's cost goes into the ledger.
     models_dir: local folder with neural weights (COSTA_MODELS_DIR).
     allow_downloads: let neural backends reach a model hub (COSTA_ALLOW_DOWNLOADS=1); off by default.
+    max_upload_mb: largest accepted upload in megabytes (COSTA_MAX_UPLOAD_MB, default 25).
+    concurrency: turns the app runs at once, one queue shared by every tool-running event (COSTA_CONCURRENCY,
+        default 2; set 1 on a single GPU).
+    queue_size: requests the app queues before refusing more (COSTA_QUEUE_SIZE, default 64).
+    auth: (user, password) pairs required to use the app, from COSTA_AUTH="user:password,user2:password2".
+    mcp: also serve the app's API as an MCP server (COSTA_MCP=1; needs the `mcp` package).
     """
 
     home: Path
@@ -43,8 +75,18 @@ class Settings:
     openai_base_url: str | None = None
     openai_api_key: str | None = None
     llm_model: str | None = None
+    llm_timeout_seconds: float = 60.0
+    llm_retries: int = 2
+    llm_backoff_seconds: float = 1.0
+    llm_price_in: float | None = None
+    llm_price_out: float | None = None
     models_dir: Path | None = None
     allow_downloads: bool = False
+    max_upload_mb: float = 25.0
+    concurrency: int = 2
+    queue_size: int = 64
+    auth: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # passwords: keep out of logs
+    mcp: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -52,6 +94,8 @@ class Settings:
         home = Path(env.get("COSTA_HOME") or Path.home() / ".costa").expanduser()
         max_pixels = int(_float(env, "COSTA_MAX_PIXELS", 40_000_000, 1, 1e10))
         models = env.get("COSTA_MODELS_DIR")
+        if env.get("COSTA_LLM_RETRIES") and not str(env["COSTA_LLM_RETRIES"]).strip().isdigit():
+            raise InputError(f"COSTA_LLM_RETRIES must be a whole number, got {env['COSTA_LLM_RETRIES']!r}")
         return cls(
             home=home,
             alpha=_float(env, "COSTA_ALPHA", 1.0, 0.0, 2.0),
@@ -60,6 +104,16 @@ class Settings:
             openai_base_url=env.get("OPENAI_BASE_URL") or None,
             openai_api_key=env.get("OPENAI_API_KEY") or None,
             llm_model=env.get("COSTA_LLM_MODEL") or None,
+            llm_timeout_seconds=_float(env, "COSTA_LLM_TIMEOUT", 60.0, 0.01, 3600.0),
+            llm_retries=int(_float(env, "COSTA_LLM_RETRIES", 2, 0, 10)),
+            llm_backoff_seconds=_float(env, "COSTA_LLM_BACKOFF", 1.0, 0.0, 60.0),
+            llm_price_in=_optional_float(env, "COSTA_LLM_PRICE_IN"),
+            llm_price_out=_optional_float(env, "COSTA_LLM_PRICE_OUT"),
             models_dir=Path(models).expanduser() if models else None,
             allow_downloads=env.get("COSTA_ALLOW_DOWNLOADS", "") in ("1", "true", "yes"),
+            max_upload_mb=_float(env, "COSTA_MAX_UPLOAD_MB", 25.0, 0.001, 10_000.0),
+            concurrency=int(_float(env, "COSTA_CONCURRENCY", 2, 1, 64)),
+            queue_size=int(_float(env, "COSTA_QUEUE_SIZE", 64, 1, 10_000)),
+            auth=_auth(env.get("COSTA_AUTH", "")),
+            mcp=env.get("COSTA_MCP", "") in ("1", "true", "yes"),
         )

@@ -25,6 +25,38 @@ class PlanReady(Event):
 
 
 @dataclass(frozen=True)
+class LlmCall(Event):
+    """One request to the LLM/VLM endpoint, successful or not: what the cost ledger shows.
+
+    `purpose` says what it was for ("plan", "plan re-ask", "quality check", "context features"); `cost` is in the
+    currency of COSTA_LLM_PRICE_IN/OUT and None when no price is configured; `error` is empty when `ok`.
+    """
+
+    purpose: str
+    model: str
+    seconds: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    ok: bool = True
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class PlannerFallback(Event):
+    """The LLM planner could not produce a valid plan; the offline rule planner planned instead, for this reason."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class ClarificationNeeded(Event):
+    """The instruction cannot be planned as written (e.g. two colours for one wall): ask the user this question."""
+
+    question: str
+
+
+@dataclass(frozen=True)
 class SubgraphBuilt(Event):
     subtask_ids: tuple[str, ...]
     nodes: int
@@ -109,6 +141,7 @@ class SubtaskDone(Event):
     tools: tuple[str, ...]
     quality: float
     result: str = ""  # text/label/caption results, or a short summary of the edit
+    image: Any = None  # np.ndarray image right after this subtask when it edits the image (per-subtask versions)
 
 
 @dataclass(frozen=True)

@@ -257,6 +257,43 @@ class Plan(BaseModel):
                 return s
         raise KeyError(subtask_id)
 
+    def with_form(self, form: Literal["chain", "tree"]) -> Plan:
+        """The same subtasks as a chain (run in list order, FaSTA*) or a tree (any order `parents` allow, CoSTA*)."""
+        if form not in ("chain", "tree"):
+            raise InputError(f"a plan's form is 'chain' or 'tree', got {form!r}")
+        return self.model_copy(update={"form": form})
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The plan as JSON, kinds as table ids; `Plan.from_json` reads it back unchanged."""
+        return self.model_dump_json(indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Plan:
+        """Read a plan written by `to_json` or by `python -m costa plan --json`.
+
+        The CLI adds a display-only `name` to each subtask (the kind's name in the tables); it is dropped here since
+        `kind` determines it.
+
+        Raises:
+            InputError: the text is not JSON or not a valid plan; the message says which field is wrong.
+        """
+        import json
+
+        from pydantic import ValidationError
+
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise InputError(f"the plan is not valid JSON: {e}") from e
+        if isinstance(data, dict) and isinstance(data.get("subtasks"), list):
+            data["subtasks"] = [
+                {k: v for k, v in s.items() if k != "name"} if isinstance(s, dict) else s for s in data["subtasks"]
+            ]
+        try:
+            return cls.model_validate(data)
+        except ValidationError as e:
+            raise InputError(f"not a valid plan: {e}") from e
+
 
 # ----------------------------------------------------------------------------------------------------- tool specs
 

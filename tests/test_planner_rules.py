@@ -22,6 +22,7 @@ from costa.planner import (
     validate_subtasks,
 )
 from costa.planner.clauses import mask_quotes, split_clauses
+from costa.planner.rules import NOT_ENGLISH
 from costa.types import Plan, Subtask
 from tests.conftest import SHARED_BENCHMARKS
 
@@ -44,30 +45,38 @@ def rgb(colour: str) -> dict[str, list[int]]:
 
 # ---------------------------------------------------------------------------------------------------------- text
 
+#: Params of a text target the user spelled out (quoted, or after "the word"): matched letter by letter.
+LIT: dict[str, Any] = {"literal": True}
+
 TEXT_CASES: list[tuple[str, list[Row]]] = [
-    ("replace the text 'SALE' with 'OPEN'", [("text_replacement", "SALE", "OPEN", {}, ())]),
-    ("change the word SALE to OPEN", [("text_replacement", "SALE", "OPEN", {}, ())]),
-    ('change "Hello" to "Bye"', [("text_replacement", "Hello", "Bye", {}, ())]),
-    ("replace ‘SALE’ with ‘OPEN’", [("text_replacement", "SALE", "OPEN", {}, ())]),
-    ("change “Hello” to “Bye”", [("text_replacement", "Hello", "Bye", {}, ())]),
-    ("replace 'SALE' with 'OPEN' on the sign", [("text_replacement", "SALE", "OPEN", {"region": "sign"}, ())]),
+    ("replace the text 'SALE' with 'OPEN'", [("text_replacement", "SALE", "OPEN", LIT, ())]),
+    ("change the word SALE to OPEN", [("text_replacement", "SALE", "OPEN", LIT, ())]),
+    ('change "Hello" to "Bye"', [("text_replacement", "Hello", "Bye", LIT, ())]),
+    ("replace ‘SALE’ with ‘OPEN’", [("text_replacement", "SALE", "OPEN", LIT, ())]),
+    ("change “Hello” to “Bye”", [("text_replacement", "Hello", "Bye", LIT, ())]),
+    (
+        "replace 'SALE' with 'OPEN' on the sign",
+        [("text_replacement", "SALE", "OPEN", {"region": "sign", **LIT}, ())],
+    ),
     ("change the text on the sign to 'OPEN'", [("text_replacement", None, "OPEN", {"region": "sign"}, ())]),
-    ("substitute 'B' for 'A'", [("text_replacement", "A", "B", {}, ())]),
-    ("replace 'don't' with 'do'", [("text_replacement", "don't", "do", {}, ())]),
+    ("substitute 'B' for 'A'", [("text_replacement", "A", "B", LIT, ())]),
+    ("replace 'don't' with 'do'", [("text_replacement", "don't", "do", LIT, ())]),
     ("remove the text", [("text_removal", None, None, {}, ())]),
     ("erase all text", [("text_removal", None, None, {}, ())]),
-    ("remove the text 'FREE'", [("text_removal", "FREE", None, {}, ())]),
-    ("remove the word FREE from the sign", [("text_removal", "FREE", None, {"region": "sign"}, ())]),
+    ("remove the text 'FREE'", [("text_removal", "FREE", None, LIT, ())]),
+    ("remove the word FREE from the sign", [("text_removal", "FREE", None, {"region": "sign", **LIT}, ())]),
     ("redact the phone number", [("text_redaction", "phone number", None, {}, ())]),
     ("black out the email", [("text_redaction", "email", None, {}, ())]),
     ("hide the address", [("text_redaction", "address", None, {}, ())]),
     (
         "redact 'John Smith' and 'Jane'",
-        [("text_redaction", "John Smith", None, {}, ()), ("text_redaction", "Jane", None, {}, ("s1",))],
+        [("text_redaction", "John Smith", None, LIT, ()), ("text_redaction", "Jane", None, LIT, ("s1",))],
     ),
-    ("highlight the word 'urgent'", [("keyword_highlighting", "urgent", None, {}, ())]),
-    ("highlight every 'sale'", [("keyword_highlighting", "sale", None, {}, ())]),
-    ("highlight all occurrences of deadline", [("keyword_highlighting", "deadline", None, {}, ())]),
+    ("black out 'email'", [("text_redaction", "email", None, LIT, ())]),
+    ("highlight the word 'urgent'", [("keyword_highlighting", "urgent", None, LIT, ())]),
+    ("highlight every 'sale'", [("keyword_highlighting", "sale", None, LIT, ())]),
+    ("highlight every sale", [("keyword_highlighting", "sale", None, {}, ())]),
+    ("highlight all occurrences of deadline", [("keyword_highlighting", "deadline", None, LIT, ())]),
     ("add the text 'Hello' at the top", [("text_addition", None, "Hello", {"position": "top"}, ())]),
     ("add the text Hello at the top", [("text_addition", None, "Hello", {"position": "top"}, ())]),
     (
@@ -80,7 +89,7 @@ TEXT_CASES: list[tuple[str, list[Row]]] = [
     ("read the text", [("text_extraction", None, None, {}, ())]),
     ("extract the text", [("text_extraction", None, None, {}, ())]),
     ("detect the text", [("text_detection", None, None, {}, ())]),
-    ("find the word 'sale'", [("text_detection", "sale", None, {}, ())]),
+    ("find the word 'sale'", [("text_detection", "sale", None, LIT, ())]),
     (
         "what is the price on the sign?",
         [("question_answering_text", "what is the price on the sign?", None, {}, ())],
@@ -100,22 +109,24 @@ def test_text_instructions(instruction: str, expected: list[Row]) -> None:
 
 def test_text_edits_chain_and_reads_follow_them() -> None:
     assert rows("replace 'A' with 'B' and remove 'C', then add 'D' at the bottom. What does it say?") == [
-        ("text_replacement", "A", "B", {}, ()),
-        ("text_removal", "C", None, {}, ("s1",)),
+        ("text_replacement", "A", "B", LIT, ()),
+        ("text_removal", "C", None, LIT, ("s1",)),
         ("text_addition", None, "D", {"position": "bottom"}, ("s2",)),
         ("text_extraction", None, None, {}, ("s3",)),
     ]
     # A read written first still runs after the edits, so it sees the new text.
     assert rows("read the text, then replace 'A' with 'B'") == [
-        ("text_replacement", "A", "B", {}, ()),
+        ("text_replacement", "A", "B", LIT, ()),
         ("text_extraction", None, None, {}, ("s1",)),
     ]
 
 
 def test_quoted_text_is_data() -> None:
-    assert rows("replace the text 'remove the cat' with 'hi'") == [("text_replacement", "remove the cat", "hi", {}, ())]
+    assert rows("replace the text 'remove the cat' with 'hi'") == [
+        ("text_replacement", "remove the cat", "hi", LIT, ())
+    ]
     assert rows('change "make the wall red and blue. Then upscale it" to "ok"') == [
-        ("text_replacement", "make the wall red and blue. Then upscale it", "ok", {}, ())
+        ("text_replacement", "make the wall red and blue. Then upscale it", "ok", LIT, ())
     ]
     # An apostrophe is not a quote; a quote that describes an object stays part of the object.
     assert rows("remove the man's hat") == [("object_removal", "man's hat", None, {}, ())]
@@ -511,3 +522,115 @@ def test_benchmark_instructions_never_crash() -> None:
             assert not s.target or s.target.strip() == s.target
     assert time.perf_counter() - start < 30.0
     assert planned > len(instructions) // 3  # most MTEditBench turns are add/remove/replace/recolour edits
+
+
+# ------------------------------------------------------------------------------------------ pronouns and phrasing
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [
+        ("recolor it to pink", [("object_recoloration", None, "pink", rgb("pink"), ())]),
+        ("make it pink", [("object_recoloration", None, "pink", rgb("pink"), ())]),
+        ("remove it", [("object_removal", None, None, {}, ())]),
+        (
+            "recolor it to pink and then detect it",
+            [("object_recoloration", None, "pink", rgb("pink"), ()), ("object_detection", None, None, {}, ())],
+        ),
+    ],
+)
+def test_it_with_no_object_named_means_the_marked_region(instruction: str, expected: list[Row]) -> None:
+    """With nothing named before, "it" is what the user pointed at (or the whole image): target None."""
+    assert rows(instruction) == expected
+
+
+def test_it_after_a_removal_is_still_reported() -> None:
+    plan = plan_with_rules("remove it and make it red")
+    assert [(s.kind, s.target) for s in plan.subtasks] == [("object_removal", None)]
+    assert [u.text for u in plan.unsupported] == ["make it red"]
+    assert "removed earlier" in plan.unsupported[0].reason
+
+
+@pytest.mark.parametrize("instruction", ["make me a sandwich", "Make us a cake"])
+def test_make_me_something_is_not_an_edit(instruction: str) -> None:
+    plan = plan_with_rules(instruction)
+    assert plan.subtasks == ()
+    assert "'make me …' asks to create something" in plan.unsupported[0].reason
+
+
+def test_make_me_a_caption_is_still_captioning() -> None:
+    assert rows("make me a caption") == [("image_captioning", None, None, {}, ())]
+
+
+def test_quoted_kind_words_are_literal_and_bare_ones_are_not() -> None:
+    """'email' in quotes is the word; "the email" is whatever email address the image shows."""
+    assert rows("redact 'email'")[0][3] == {"literal": True}
+    assert rows("redact the email")[0][3] == {}
+    assert rows("remove the word phone")[0][3] == {"literal": True}
+    assert rows("remove all text")[0][3] == {}
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [
+        ("Adjust the lighting to be slightly dimmer", [("global_adjustment", None, "darker", {}, ())]),
+        ("Adjust lighting to increase contrast", [("global_adjustment", None, "more contrast", {}, ())]),
+        ("change the overall lighting to be warmer", [("global_adjustment", None, "warmer", {}, ())]),
+        ("Slightly adjust the brightness to be darker", [("global_adjustment", None, "darker", {}, ())]),
+        (
+            "Adjust the saturation of the mussels to make them more muted.",
+            [("global_adjustment", "mussels", "less saturated", {}, ())],
+        ),
+        ("Change the mountains to the seaside", [("changing_scenery", None, "seaside", {"from": "mountains"}, ())]),
+        ("Turn the kitten into a metal one", [("object_replacement", "kitten", "metal kitten", {}, ())]),
+    ],
+)
+def test_lighting_scenery_and_texture_phrasings(instruction: str, expected: list[Row]) -> None:
+    assert rows(instruction) == expected
+
+
+@pytest.mark.parametrize(
+    ("instruction", "reason"),
+    [
+        ("Adjust the lighting to create a striking visual effect.", "needs a direction"),
+        ("Change the brightness of the image.", "needs a direction"),
+        ("Let the horse run", "action or pose"),
+        ("Make the young boy walk away from the sandbox.", "action or pose"),
+        ("Reduce the number of pedestrians along the sidewalk.", "how many objects"),
+    ],
+)
+def test_recognised_but_unplannable_requests_say_why(instruction: str, reason: str) -> None:
+    plan = plan_with_rules(instruction)
+    assert plan.subtasks == () and reason in plan.unsupported[0].reason
+
+
+@pytest.mark.parametrize(
+    "instruction", ["Entferne die Katze", "Supprime le chat", "把猫去掉", "Quita el perro, por favor"]
+)
+def test_other_languages_get_a_clear_reason(instruction: str) -> None:
+    plan = plan_with_rules(instruction)
+    assert plan.subtasks == ()
+    assert [u.reason for u in plan.unsupported] == [NOT_ENGLISH]
+
+
+def test_let_phrasings_with_wear_and_hold_still_add() -> None:
+    assert rows("let the man hold an umbrella") == [("object_addition", "man", "umbrella", {"relation": "on"}, ())]
+
+
+# ------------------------------------------------------------------------------------------------- plan schema
+
+
+def test_plan_forms_and_json_in_and_out() -> None:
+    chain = plan_with_rules("Segment the dog, detect the person, recolor the leaves to red, and expand the image")
+    tree = chain.with_form("tree")
+    assert tree.form == "tree" and tree.subtasks == chain.subtasks and tree.with_form("chain") == chain
+    assert Plan.from_json(tree.to_json(indent=2)) == tree
+    data = json.loads(chain.to_json())
+    data["subtasks"][0]["name"] = "Outpainting"  # what `costa plan --json` adds for people
+    assert Plan.from_json(json.dumps(data)) == chain
+    with pytest.raises(InputError, match="not valid JSON"):
+        Plan.from_json("{")
+    with pytest.raises(InputError, match="not a valid plan"):
+        Plan.from_json('{"subtasks": [{"id": "s1", "kind": "x", "parents": ["s9"]}]}')
+    with pytest.raises(InputError, match="'chain' or 'tree'"):
+        chain.with_form("forest")  # type: ignore[arg-type]

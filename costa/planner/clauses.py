@@ -178,7 +178,8 @@ _SEPARATOR = re.compile(
 _LEADING_FILLER = re.compile(
     r"^(?:please|kindly|can\s+you|could\s+you|would\s+you|will\s+you|i\s+want\s+you\s+to|i'?d\s+like\s+you\s+to|"
     r"i\s+would\s+like\s+you\s+to|i\s+want\s+to|i'?d\s+like\s+to|i\s+would\s+like\s+to|let'?s|lets|now|first(?:ly)?|"
-    r"second(?:ly)?|then|also|and|next|finally|lastly|afterwards|additionally|plus|after\s+that|ok(?:ay)?|so)\b"
+    r"second(?:ly)?|then|also|and|next|finally|lastly|afterwards|additionally|plus|after\s+that|ok(?:ay)?|so|"
+    r"slightly|subtly|gently|carefully|gradually)\b"
     r"[\s,:]*|^[a-z]+\s*:\s*(?=[a-z])",
     re.IGNORECASE,
 )
@@ -205,10 +206,15 @@ _PURPOSE = re.compile(
 
 @dataclass(frozen=True)
 class Clause:
-    """One request: masked text without fillers, first verb in its base form; `question` if it ended with '?'."""
+    """One request: masked text without fillers, first verb in its base form; `question` if it ended with '?'.
+
+    `purpose` is the "to make it brighter" tail cut from the text: not a request of its own, but a rule may read a
+    direction from it ("adjust the lighting to be dimmer").
+    """
 
     text: str
     question: bool = False
+    purpose: str = ""
 
 
 def split_clauses(masked_text: str) -> list[Clause]:
@@ -228,22 +234,25 @@ def split_clauses(masked_text: str) -> list[Clause]:
         question = sentence.endswith("?")
         parts = [p for p in _SEPARATOR.split(sentence) if p and p.strip(" ,")]
         for k, part in enumerate(parts):
-            text = _normalise(part)
+            text, purpose = _normalise(part)
             if not text or _CONSTRAINT.match(text):
                 continue
-            clauses.append(Clause(text, question and k == len(parts) - 1))
+            clauses.append(Clause(text, question and k == len(parts) - 1, purpose))
     return clauses
 
 
-def _normalise(part: str) -> str:
+def _normalise(part: str) -> tuple[str, str]:
+    """The clause without fillers and purpose tail, and the purpose tail ("" when none)."""
     text = re.sub(r"\s+", " ", part).strip(" ,")
     previous = None
     while previous != text:
         previous = text
         text = _LEADING_FILLER.sub("", text, count=1).strip()
     text = _TRAILING_FILLER.sub("", text).strip()
-    text = _PURPOSE.sub("", text).strip(" ,")
-    return _base_form(text)
+    m = _PURPOSE.search(text)
+    purpose = m.group(0).strip() if m else ""
+    text = text[: m.start()].strip(" ,") if m else text
+    return _base_form(text), purpose
 
 
 def _base_form(text: str) -> str:

@@ -108,7 +108,7 @@ def outpaint_rule(c: ClauseContext) -> Outcome:
 
 _CAPTION = rx(
     r"(?:caption|describe|summari[sz]e)(?:\s+.*)?"
-    r"|(?:generate|write|create|give(?:\s+me)?|produce|make|add|provide|get|suggest)\s+(?:a\s+|an\s+|the\s+|one\s+)?"
+    r"|(?:generate|write|create|give|produce|make|add|provide|get|suggest)(?:\s+me|\s+us)?\s+(?:a\s+|an\s+|the\s+|one\s+)?"
     r"(?:short\s+|brief\s+|one-sentence\s+|detailed\s+)?(?:caption|description|summary|alt\s+text)(?:\s+.*)?"
 )
 
@@ -298,8 +298,46 @@ _GLOBAL = (
 _UP = re.compile(r"increase|raise|boost|enhance|add|improve|heighten|strengthen|bump|turn\s+up|up", re.IGNORECASE)
 
 
+_LIGHTING = rx(
+    r"(?:adjust|change|modify|alter|set|tweak|fix|balance|rebalance|correct)\s+(?:the\s+)?(?:overall\s+)?"
+    r"(?:lighting|light|lights|illumination|brightness|exposure|contrast|saturation|warmth|tones?|"
+    r"colou?r\s+(?:tone|temperature|balance|grading)|colou?rs?\s+and\s+lighting|lighting\s+and\s+colou?rs?)"
+    r"(?:\s+(?:of|in|on|across|around|for)\s+(?P<x>.+?))?"
+    rf"(?:\s+(?:to\s+(?:be|look|appear|become)\s+|so\s+(?:it|they)\s+(?:is|are|looks?)\s+)?{_MOD}(?P<adj>{_ADJ}))?"
+)
+_PURPOSE_ADJ = rx(rf".*?\b(?P<adj>{_ADJ})\b.*")
+_PURPOSE_QTY = rx(rf".*?\b(?P<dir>increase|raise|boost|enhance|add|improve|heighten|reduce|decrease|lower|lessen)\s+"
+                  rf"(?:the\s+)?(?P<qty>{_QTY})\b.*")  # fmt: skip
+_NO_DIRECTION = (
+    "a lighting or colour adjustment needs a direction: say brighter, darker, warmer, cooler, or more or less "
+    "contrast or saturation"
+)
+
+
+def _lighting(c: ClauseContext) -> Outcome:
+    """adjust the lighting to be dimmer / change the overall lighting to be warmer / adjust lighting (no direction)."""
+    m = _LIGHTING.fullmatch(c.text)
+    if m is None:
+        return None
+    result = _ADJUST_WORDS[" ".join(m.group("adj").lower().split())] if m.group("adj") else None
+    if result is None and (q := _PURPOSE_QTY.fullmatch(c.purpose)):
+        up, down = _QUANTITY[" ".join(q.group("qty").lower().split())]
+        result = up if _UP.fullmatch(q.group("dir")) else down
+    if result is None and (a := _PURPOSE_ADJ.fullmatch(c.purpose)):
+        result = _ADJUST_WORDS[" ".join(a.group("adj").lower().split())]
+    if result is None:
+        return c.unsupported(_NO_DIRECTION)
+    x = m.group("x")
+    if x is None or c.is_image(x) or c.is_pronoun(x):
+        return [Draft("global_adjustment", None, result)]
+    return [Draft(d.kind, d.target, result, d.params) for d in c.objects("global_adjustment", x)]
+
+
 def global_adjustment_rule(c: ClauseContext) -> Outcome:
     """make it brighter / increase contrast / darken the sky / convert to black and white → global_adjustment."""
+    lighting = _lighting(c)
+    if lighting is not None:
+        return lighting
     for pattern, fixed in _GLOBAL:
         m = pattern.fullmatch(c.text)
         if m is None:
@@ -415,18 +453,53 @@ _REPLACE = rx(
 )
 
 
+#: "make me a sandwich": the person after "make" is who the thing is for, not an object to replace.
+_FOR_THE_USER = frozenset({"me", "us", "myself", "ourselves", "me and my friends"})
+
+
 def replacement_rule(c: ClauseContext) -> Outcome:
     """replace the truck with a car / turn the cat into a dog / substitute a car for the truck."""
     m = _REPLACE.fullmatch(c.text)
     if m is None:
         return None
     x, y = m.group("x") or m.group("x2") or m.group("x3"), m.group("y") or m.group("y2") or m.group("y3")
+    if m.group("x3") and " ".join(m.group("x3").lower().split()) in _FOR_THE_USER:
+        return c.unsupported(
+            "'make me …' asks to create something, not to edit this image; no subtask kind makes new things from "
+            "scratch (to put an object into the picture, say e.g. 'add a sandwich to the table')"
+        )
     if m.group("verb") and m.group("verb").lower() == "substitute" and m.group("conn").lower() == "for":
         x, y = y, x  # "substitute a car for the truck" puts the car where the truck was
     if c.is_image(x) and not c.is_pronoun(x):
         return c.unsupported("changing the whole image into something else (style transfer) is not a subtask kind")
     result = c.noun(y)
-    return [Draft(d.kind, d.target, result, d.params, d.pronoun) for d in c.objects("object_replacement", x)]
+    drafts = c.objects("object_replacement", x)
+    if len(drafts) == 1 and drafts[0].target and result and _is_landscape(drafts[0].target):
+        return [Draft("changing_scenery", None, result, {"from": drafts[0].target})]
+    return [Draft(d.kind, d.target, _one(result, d.target), d.params, d.pronoun) for d in drafts]
+
+
+def _word_set(*groups: str) -> frozenset[str]:
+    return frozenset(word for group in groups for word in group.split())
+
+
+#: Nouns for the setting of a photo: replacing one with something else changes the scenery, not an object.
+_LANDSCAPES = _word_set(
+    "mountain mountains range desert field fields lake snowland plain plains street beach forest jungle sea ocean",
+    "meadow valley hills countryside savanna savannah grassland prairie tundra landscape scenery seaside rainforest",
+    "cityscape skyline background backdrop surroundings setting",
+)
+
+
+def _is_landscape(noun: str) -> bool:
+    words = noun.split()
+    return bool(words) and words[-1] in _LANDSCAPES and not re.search(r"\b(?:of|with|on|in|near)\b", noun)
+
+
+def _one(result: str | None, target: str | None) -> str | None:
+    """ "a metal one" after "turn the kitten into" means a metal kitten."""
+    m = re.fullmatch(r"(?P<what>.+?)\s+ones?", result or "")
+    return f"{m.group('what')} {target}" if m and target else result
 
 
 _REMOVE = rx(
@@ -525,6 +598,22 @@ _LATE_NOT_A_KIND: tuple[tuple[re.Pattern[str], str], ...] = (
         "resizing objects is not a subtask kind",
     ),
     (rx(r"crop\b.*"), "cropping is not a subtask kind"),
+    (
+        rx(
+            r"(?:let|make|have)\s+.+?\s+(?:run|runs|jump|fly|walk|sit|stand|raise|lift|smile|dance|swim|lie|kneel|wave|"
+            r"eat|drink|sleep|play|hug|kiss|point|climb|ride|bark|roar|turn\s+(?:around|away)|curl|use|crouch|bend|"
+            r"lean|stretch|reach|throw|catch|kick|cry|laugh|sing|talk|cook|gallop|fight|push|pull)\b.*"
+        ),
+        "changing what a person or animal is doing (action or pose) is not a subtask kind",
+    ),
+    (
+        rx(
+            r"(?:increase|reduce|decrease|lower|raise|double|halve|change|adjust|boost|add\s+to)\s+(?:the\s+)?"
+            r"(?:number|count|amount|density|quantity)\s+of\b.*"
+        ),
+        "changing how many objects there are is not a subtask kind: add or remove specific objects instead "
+        "(e.g. 'add two fish', 'remove the birds')",
+    ),
     (rx(r"(?:blur)\b.*"), "blurring is not a subtask kind"),
 )
 

@@ -91,12 +91,14 @@ Outcome = list[Draft] | Unsupported | None
 
 @dataclass(frozen=True)
 class ClauseContext:
-    """One clause as the rules see it: masked `text`, the quotes, whether it was a question, the known kinds."""
+    """One clause as the rules see it: masked `text`, the quotes, whether it was a question, the known kinds, and the
+    purpose tail cut from it."""
 
     masked: Masked
     text: str
     question: bool
     kinds: frozenset[str]
+    purpose: str = ""  # the "to make it brighter" tail cut from the clause (see `clauses.Clause`)
 
     def restore(self, span: str | None = None) -> str:
         """The span (default: the whole clause) as the user wrote it, quotes included."""

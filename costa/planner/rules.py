@@ -8,13 +8,16 @@ How it reads an instruction:
 3. Each clause goes through the text rules, then the image rules; the first rule that applies gives its subtasks, or a
    reason it is not supported. A clause no rule recognises becomes an `Unsupported` entry.
 4. "it" / "them" / "its" resolve to the previous clause's object: the new object after a replacement or addition,
-   nothing after a removal.
+   nothing after a removal (reported as unsupported). With no object named before, "it" means the region the user
+   pointed at, or the whole image: target None ("recolor it to pink").
 5. Parents link each subtask to the one it depends on: text edits chain in order, text reads follow the last text edit,
    an object subtask follows the last edit of the same object. `validate.validate_subtasks` then checks and reorders.
 
 Limits, by design: instructions longer than `MAX_INSTRUCTION_CHARS` raise `InputError` (split them into turns); an
-instruction with nothing editable gives a plan with no subtasks and an `Unsupported` entry saying so; two colours for
-one target raise `PlanningError` asking which.
+instruction with nothing editable gives a plan with no subtasks and an `Unsupported` entry saying so (and that only
+English is read, when it looks like another language); two colours for one target raise `PlanningError` asking which.
+Quoted or spelled-out text targets ("remove 'FREE'", "the word FREE") carry `params["literal"] = True`, so the text
+tools match them letter by letter rather than as a kind of text ("the email", "the phone number").
 
 >>> plan = plan_with_rules("Replace the truck with a car and make it red")
 >>> [(s.id, s.kind, s.target, s.result, s.parents) for s in plan.subtasks]
@@ -42,7 +45,7 @@ MAX_INSTRUCTION_CHARS = 2000
 NOTHING_RECOGNISED = "nothing editable was recognised"
 
 _RULES = TEXT_RULES + IMAGE_RULES
-_NO_ANTECEDENT = "'it'/'them' does not refer to an object named earlier (a removed object cannot be edited): name it"
+_NO_ANTECEDENT = "'it'/'them' refers to an object removed earlier, which cannot be edited: name the object to edit"
 _TEXT_READ_KINDS = frozenset({"text_detection", "text_extraction", "question_answering_text", "sentiment_analysis"})
 _OBJECT_EDIT_KINDS = OBJECT_KINDS - {"object_detection", "object_segmentation"}
 
@@ -77,9 +80,11 @@ def plan_with_rules(instruction: str, kinds: Collection[str] | None = None) -> P
     masked = mask_quotes(text)
     drafts: list[Draft] = []
     unsupported: list[Unsupported] = []
-    referents: list[str] = []
+    # What "it" means now: None before any object clause (then "it" is the region the user pointed at, or the whole
+    # image: target None); [] after a removal (a removed object cannot be edited); else the objects last named.
+    referents: list[str] | None = None
     for clause in split_clauses(masked.text):
-        context = ClauseContext(masked, clause.text, clause.question, known)
+        context = ClauseContext(masked, clause.text, clause.question, known, clause.purpose)
         outcome = _apply_rules(context)
         if isinstance(outcome, Unsupported):
             unsupported.append(outcome)
@@ -92,16 +97,60 @@ def plan_with_rules(instruction: str, kinds: Collection[str] | None = None) -> P
                 resolved += [replace(draft, target=r, pronoun=False) for r in referents]
             elif draft.kind == "object_addition":
                 resolved.append(replace(draft, params={}, pronoun=False))  # "add a hat to it": anywhere will do
+            elif referents is None:
+                resolved.append(replace(draft, target=None, pronoun=False))
             else:
                 unsupported.append(context.unsupported(_NO_ANTECEDENT))
-        if any(d.kind in OBJECT_KINDS for d in resolved):
-            referents = [r for r in (d.referent for d in resolved) if r]
+        objects = [d for d in resolved if d.kind in OBJECT_KINDS]
+        named = [r for r in (d.referent for d in objects) if r]
+        if named:
+            referents = named
+        elif any(d.kind == "object_removal" for d in objects):
+            referents = []
         drafts += resolved
     subtasks, dropped = validate_subtasks(_link(drafts), known)
     unsupported += dropped
     if not subtasks and not unsupported:
         unsupported.append(Unsupported(text=text, reason=f"{NOTHING_RECOGNISED} in the instruction"))
+    if not subtasks and looks_non_english(text):
+        unsupported = [Unsupported(text=text, reason=NOT_ENGLISH)]
     return Plan(instruction=text, subtasks=subtasks, form="chain", unsupported=tuple(unsupported), planner="rules")
+
+
+#: Reason given when an instruction with nothing planned looks like another language than English.
+NOT_ENGLISH = (
+    f"{NOTHING_RECOGNISED}: the offline planner reads English instructions only and this looks like another "
+    "language; rephrase it in English, or configure an LLM endpoint (OPENAI_BASE_URL, COSTA_LLM_MODEL) to plan it"
+)
+
+
+def _word_set(*groups: str) -> frozenset[str]:
+    return frozenset(word for group in groups for word in group.split())
+
+
+# Frequent function words of other languages written in Latin script that are not English words.
+_FOREIGN_WORDS = _word_set(
+    "der das und bitte eine einen entferne mache ändere füge ersetze nicht mit auf vom zum",
+    "les et une des est dans avec pour sur supprime enlève remplace ajoute mets",
+    "el los las una por favor quita elimina cambia añade reemplaza pon del",
+    "il gli che di della rimuovi aggiungi sostituisci",
+    "het een van niet verwijder voeg maak",
+    "os um uma não remova adicione troque",
+)
+_ENGLISH_WORDS = _word_set("the a an and to of it in on with please make remove add change replace")
+
+
+def looks_non_english(text: str) -> bool:
+    """True when `text` is mostly in a non-Latin script, or uses other languages' function words and no English ones.
+
+    >>> looks_non_english("Entferne die Katze"), looks_non_english("把猫去掉"), looks_non_english("remove the cat")
+    (True, True, False)
+    """
+    letters = [ch for ch in text if ch.isalpha()]
+    if letters and sum(not ch.isascii() for ch in letters) / len(letters) > 0.3:
+        return True
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    return any(w in _FOREIGN_WORDS for w in words) and not any(w in _ENGLISH_WORDS for w in words)
 
 
 def _apply_rules(context: ClauseContext) -> list[Draft] | Unsupported:

@@ -90,7 +90,10 @@ _REF_ALL = rx(rf"(?:all\s+(?:of\s+)?)?(?:the\s+|any\s+)?(?:{_TEXT_NOUN}|text\s+(
 
 
 def _text_ref(c: ClauseContext, rest: str, bare: bool = True) -> tuple[list[str | None], str | None] | None:
-    """Read "'FREE'", "the word FREE", "the text on the sign", "all text" → (texts, region); None if not text."""
+    """Read "'FREE'", "the word FREE", "the text on the sign", "all text" → (texts, region); None if not text.
+
+    Every text returned here is literal (quoted, or spelled out after "the word"); None means all text.
+    """
     m = _REF_QUOTED.fullmatch(rest)
     if m:
         return list(c.masked.literals(m.group("quotes"))), _region(c, m.group("region"))
@@ -107,8 +110,13 @@ def _region(c: ClauseContext, span: str | None) -> str | None:
     return None if c.is_image(span) or c.is_pronoun(span) else c.noun(span)
 
 
-def _with_region(region: str | None) -> dict[str, str]:
-    return {"region": region} if region else {}
+def _with_region(region: str | None, literal: bool = False) -> dict[str, str | bool]:
+    """Params of a text subtask: the region it is in, and `literal` when the target is text to match letter by letter
+    (quoted or spelled out: "'email'", "the word email") rather than a kind of text ("the email")."""
+    params: dict[str, str | bool] = {"region": region} if region else {}
+    if literal:
+        params["literal"] = True
+    return params
 
 
 # --------------------------------------------------------------------------------------------------- text edits
@@ -142,7 +150,7 @@ def text_replacement_rule(c: ClauseContext) -> Outcome:
         if m.group("verb").lower() == "substitute" and m.group("conn").lower() == "for":
             old, new = new, old  # "substitute 'B' for 'A'" puts B where A was
         region = _region(c, m.group("region") or m.group("region2"))
-        return [Draft("text_replacement", old, new, _with_region(region))]
+        return [Draft("text_replacement", old, new, _with_region(region, literal=True))]
     m = _REPLACE_ALL.fullmatch(c.text)
     if m and (c.masked.literal(m.group("new")) is not None or parse_colour(c.restore(m.group("new"))) is None):
         return [Draft("text_replacement", None, c.literal(m.group("new")), _with_region(_region(c, m.group("region"))))]
@@ -151,7 +159,7 @@ def text_replacement_rule(c: ClauseContext) -> Outcome:
         new = m.group("new")
         if c.masked.literal(new) is None and parse_colour(c.restore(new)) is not None:
             return None  # "change the text colour to red" reads as a recolour
-        params = _with_region(_region(c, m.group("region")))
+        params = _with_region(_region(c, m.group("region")), literal=True)
         return [Draft("text_replacement", c.literal(m.group("old")), c.literal(new), params)]
     return None
 
@@ -170,7 +178,7 @@ def text_removal_rule(c: ClauseContext) -> Outcome:
     if ref is None:
         return None
     texts, region = ref
-    return [Draft("text_removal", t, params=_with_region(region)) for t in texts]
+    return [Draft("text_removal", t, params=_with_region(region, t is not None)) for t in texts]
 
 
 _REDACT_ANY = rx(r"(?:redact|black(?:\s*|-)out|blank\s+out|white\s+out|x\s+out)\s+(?P<rest>.+)")
@@ -192,7 +200,7 @@ def text_redaction_rule(c: ClauseContext) -> Outcome:
     ref = _text_ref(c, rest)
     if ref is not None:
         texts, region = ref
-        return [Draft("text_redaction", t, params=_with_region(region)) for t in texts]
+        return [Draft("text_redaction", t, params=_with_region(region, t is not None)) for t in texts]
     return [Draft("text_redaction", c.noun(rest))]
 
 
@@ -209,10 +217,11 @@ def keyword_highlighting_rule(c: ClauseContext) -> Outcome:
     ref = _text_ref(c, rest)
     if ref is not None and ref[0] != [None]:
         texts, region = ref
-        return [Draft("keyword_highlighting", t, params=_with_region(region)) for t in texts]
+        return [Draft("keyword_highlighting", t, params=_with_region(region, t is not None)) for t in texts]
     every = _EVERY_WORD.fullmatch(rest)
     if every:
-        return [Draft("keyword_highlighting", c.literal(every.group("word")))]
+        quoted = c.masked.literal(every.group("word")) is not None
+        return [Draft("keyword_highlighting", c.literal(every.group("word")), params=_with_region(None, quoted))]
     return c.unsupported(
         "keyword highlighting needs the word to mark (e.g. highlight 'sale'); highlighting an object or region is "
         "not a subtask kind"
@@ -280,7 +289,7 @@ def text_reading_rule(c: ClauseContext) -> Outcome:
     ref = _text_ref(c, m.group("rest"), bare=False) if m else None
     if ref is not None:
         texts, region = ref
-        return [Draft("text_detection", t, params=_with_region(region)) for t in texts]
+        return [Draft("text_detection", t, params=_with_region(region, t is not None)) for t in texts]
     m = _EXTRACT.fullmatch(c.text)
     ref = _text_ref(c, m.group("rest"), bare=False) if m else None
     if ref is not None:

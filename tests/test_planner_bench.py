@@ -1,0 +1,61 @@
+"""The planner benchmark: reading CoSTA*'s reference plan files, and a full run on ../shared/benchmarks."""
+
+from __future__ import annotations
+
+import pytest
+
+from costa.bench.planner_bench import (
+    format_planner_report,
+    parse_reference_entry,
+    reference_orderings,
+    run_planner_bench,
+)
+from costa.tables import load_tables
+from tests.conftest import SHARED_BENCHMARKS
+
+NAMES = {s.name.casefold(): s.id for s in load_tables().subtasks.values()}
+
+
+def test_reference_entries_become_records() -> None:
+    assert parse_reference_entry("Object Recoloration (Leaves -> Red Leaves) (4)", NAMES) == (
+        "object_recoloration",
+        "leaves",
+        "red leaves",
+    )
+    assert parse_reference_entry("Outpainting ()(1)", NAMES) == ("outpainting", None, None)
+    assert parse_reference_entry("Outpainting (1)", NAMES) == ("outpainting", None, None)
+    with pytest.raises(ValueError, match="unknown subtask name"):
+        parse_reference_entry("Teleportation (Cat) (2)", NAMES)
+
+
+def test_tree_files_give_one_ordering_per_leaf() -> None:
+    tree = [
+        {"subtask": "Outpainting (1)", "parent": []},
+        {"subtask": "Object Segmentation (Dog) (2)", "parent": ["Outpainting (1)"]},
+        {"subtask": "Object Detection (Person) (3)", "parent": ["Object Segmentation (Dog) (2)"]},
+        {"subtask": "Object Detection (Person) (2)", "parent": ["Outpainting (1)"]},
+        {"subtask": "Object Segmentation (Dog) (3)", "parent": ["Object Detection (Person) (2)"]},
+    ]
+    assert [[k for k, _, _ in o] for o in reference_orderings(tree, NAMES)] == [
+        ["outpainting", "object_segmentation", "object_detection"],
+        ["outpainting", "object_detection", "object_segmentation"],
+    ]
+
+
+def test_missing_data_is_reported_not_crashed(tmp_path) -> None:
+    report = run_planner_bench(tmp_path)
+    assert report.sets == () and "no benchmark data" in format_planner_report(report)
+
+
+def test_benchmark_on_the_shared_data() -> None:
+    if not (SHARED_BENCHMARKS / "mteditbench_prompts").is_dir():
+        pytest.skip(f"no benchmark data under {SHARED_BENCHMARKS}")
+    report = run_planner_bench(SHARED_BENCHMARKS)
+    every = [o for _, outs in report.sets for o in outs]
+    assert len(every) > 4000 and not [o for o in every if o.status == "crash"]
+    assert all(o.reasons for o in every if o.status != "full")  # nothing unplanned goes unexplained
+    assert {r.reference for r in report.references} == {"Chain.json", "Tree.json"}
+    for r in report.references:
+        assert r.same_subtasks and r.same_targets and r.results_match and r.order_index is not None
+    text = format_planner_report(report)
+    assert "crashes: 0" in text and "EditEval per category" in text

@@ -18,10 +18,10 @@ import numpy as np
 from costa.checks import CheckContext, check_step
 from costa.errors import InputError, ToolError
 from costa.events import ErrorEvent, Event, PlanReady, SubgraphBuilt, SubtaskDone, TurnDone
-from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph
+from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
-from costa.types import Box, EditState, Mask, Plan, Point
+from costa.types import Box, EditState, Mask, Plan, Point, Subtask, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ class TurnState:
 
     edit: EditState
     results: tuple[tuple[str, str], ...] = ()
+    images: tuple[tuple[str, np.ndarray], ...] = ()  # (subtask id, image after it) for subtasks that edit the image
 
 
 @dataclass
@@ -79,10 +80,13 @@ class _Executor:
         before = parent.edit
         if len(node.tools) == 1:  # a subtask starts from the image and what the user pointed at, not stale artifacts
             before = EditState(before.image, self.region.artifacts())
-        params = spec.params_for_attempt(attempt)
-        params.update({k: v for k, v in subtask.params.items() if k in params})
+        params = step_params(spec, subtask, attempt)
         self.params_log[(node, attempt)] = params
         tool = self.services.tool(node.tool)
+        try:
+            tool.ensure_loaded()  # loading a model once per process is not the tool's per-call cost
+        except ToolError as e:
+            return Outcome(0.0, 0.0, error=f"{node.tool}: {e}")
         t0 = time.perf_counter()
         try:
             output = tool(before, subtask, params)
@@ -94,10 +98,19 @@ class _Executor:
             verdict = check_step(self.ctx, tables.subtasks[node.kind], subtask, spec.outputs, before, after, output)
         except ToolError as e:
             return Outcome(seconds, 0.0, error=f"check of {node.tool} could not run: {e}")
-        results = parent.results
+        results, images = parent.results, parent.images
         if node.final:
             results = (*results, (node.subtask_id, _summarise(tables.subtasks[node.kind].produces, after, output)))
-        return Outcome(seconds, verdict.quality, TurnState(after, results), verdict.reasons)
+            if tables.subtasks[node.kind].edits_image:
+                images = (*images, (node.subtask_id, after.image))
+        return Outcome(seconds, verdict.quality, TurnState(after, results, images), verdict.reasons)
+
+
+def step_params(spec: ToolSpec, subtask: Subtask, attempt: int) -> dict[str, Any]:
+    """Parameters a tool runs with on `attempt` (0 = first try): its retry schedule, overridden by the plan's params."""
+    params = spec.params_for_attempt(attempt)
+    params.update({k: v for k, v in subtask.params.items() if k in params})
+    return params
 
 
 def _summarise(produces: str, after: EditState, output: Any) -> str:
@@ -183,6 +196,7 @@ def run_turn(
         initial_state=TurnState(state),
         lazy=lazy,
         label=label,
+        key=step_key,
     )
     for obs in result.observations:
         services.estimates.observe(obs.node.tool, obs.node.kind, obs.seconds, obs.quality)
@@ -200,11 +214,14 @@ def run_turn(
         return
     final: TurnState = result.state
     results = dict(final.results)
+    images = dict(final.images)
     steps = list(zip(result.path, result.step_quality, strict=True))
     for sid in [s for s in runnable]:
         mine = [(n, q) for n, q in steps if n.subtask_id == sid]
         quality = float(np.prod([q for _, q in mine])) if mine else 0.0
-        yield SubtaskDone(sid, plan.by_id(sid).kind, tuple(n.tool for n, _ in mine), quality, results.get(sid, ""))
+        yield SubtaskDone(
+            sid, plan.by_id(sid).kind, tuple(n.tool for n, _ in mine), quality, results.get(sid, ""), images.get(sid)
+        )
     yield TurnDone(
         time.perf_counter() - t_start,
         result.spent_seconds,

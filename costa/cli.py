@@ -35,9 +35,15 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--events", help="also write every event as JSON lines to this file")
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
 
-    pl = sub.add_parser("plan", help="print the plan for an instruction without running it")
+    pl = sub.add_parser(
+        "plan",
+        help="print the plan for an instruction without running it",
+        description="Plan with the LLM at OPENAI_BASE_URL (model COSTA_LLM_MODEL) when set, else with the offline "
+        "rule planner; print the validated subtasks in execution order and what cannot be planned.",
+    )
     pl.add_argument("instruction")
-    pl.add_argument("--json", action="store_true", help="print the plan as JSON")
+    pl.add_argument("--image", help="the image the instruction is about (the LLM sees it downscaled to 512 px)")
+    pl.add_argument("--json", action="store_true", help="print the plan as JSON (LLM calls and warnings go to stderr)")
 
     d = sub.add_parser("doctor", help="list every tool: ready or not, and why")
     d.add_argument("--json", action="store_true")
@@ -53,15 +59,89 @@ def _parser() -> argparse.ArgumentParser:
     bt.add_argument("--cases", type=int, default=12, help="synthetic cases per tool × subtask")
     bt.add_argument("--seed", type=int, default=0)
     bt.add_argument("--write", action="store_true", help="rewrite tool_tables/benchmark.csv with measured rows")
+    bp = bsub.add_parser("planner", help="offline planner on the shared benchmark instructions: coverage and speed")
+    bp.add_argument("--data", default=None, help="benchmark folder (default ../shared/benchmarks)")
+    ba = bsub.add_parser("app", help="app start-up time, first streamed event, 8 concurrent clients × 5 edits")
+    ba.add_argument("--starts", type=int, default=5, help="app starts timed (median reported)")
+    ba.add_argument("--first-runs", type=int, default=10, help="edits timed to their first streamed event")
+    ba.add_argument("--clients", type=int, default=8, help="clients editing at once")
+    ba.add_argument("--edits", type=int, default=5, help="edits per client")
     return p
 
 
-def _plan(instruction: str):  # -> Plan
-    from costa.planner import plan_with_rules
+def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tuple[Plan, list[Event]]
+    """Plan through `plan_instruction`, printing LLM calls and fallback reasons to `notes` as they happen.
 
-    if not instruction or not instruction.strip():
-        raise InputError("the instruction is empty: say what to change, e.g. \"replace the text 'SALE' with 'OPEN'\"")
-    return plan_with_rules(instruction)
+    Returns the plan (possibly with no subtasks) and the planning events. Raises `InputError` for an unusable
+    instruction and `PlanningError` with the question when the instruction needs clarifying.
+    """
+    from costa.config import Settings
+    from costa.errors import PlanningError
+    from costa.events import ClarificationNeeded, ErrorEvent, LlmCall, PlannerFallback, PlanReady
+    from costa.planner import plan_instruction
+
+    settings = settings or Settings.from_env()
+    events: list = []
+    ready = False
+    gen = plan_instruction(settings, instruction, image)
+    while True:
+        try:
+            ev = next(gen)
+        except StopIteration as stop:
+            plan = stop.value
+            break
+        events.append(ev)
+        if isinstance(ev, LlmCall):
+            print(f"llm   {_describe_llm_call(ev)}", file=notes)
+        elif isinstance(ev, PlannerFallback):
+            print(f"planner fallback: {ev.reason}", file=notes)
+        elif isinstance(ev, ClarificationNeeded):
+            raise PlanningError(ev.question)
+        elif isinstance(ev, PlanReady):
+            ready = True
+        elif isinstance(ev, ErrorEvent) and not ready:
+            raise InputError(ev.message)
+    if plan is None:  # plan_instruction always says why first; this guards a future event type
+        raise PlanningError("no plan could be made from this instruction")
+    return plan, events
+
+
+def _describe_llm_call(ev) -> str:
+    cost = f", cost {ev.cost:.6f}" if ev.cost is not None else ""
+    if not ev.ok:
+        return f"{ev.purpose}: {ev.model} failed after {ev.seconds:.2f} s: {ev.error}"
+    return (
+        f"{ev.purpose}: {ev.model}, {ev.prompt_tokens} prompt + {ev.completion_tokens} completion tokens, "
+        f"{ev.seconds:.2f} s{cost}"
+    )
+
+
+def _print_llm_costs(events, out: TextIO) -> None:
+    from costa.events import LlmCall
+
+    calls = [e for e in events if isinstance(e, LlmCall)]
+    if not calls:
+        return
+    tokens_in, tokens_out = sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
+    costs = [c.cost for c in calls if c.cost is not None]
+    cost = f", cost {sum(costs):.6f}" if costs else ""
+    print(
+        f"  llm calls {len(calls)} ({sum(not c.ok for c in calls)} failed), tokens {tokens_in} prompt + {tokens_out} "
+        f"completion, {sum(c.seconds for c in calls):.3f} s{cost}",
+        file=out,
+    )
+
+
+def _plan_json(plan) -> str:
+    """The plan as JSON with each subtask's kind name added after its kind (`Plan.from_json` reads it back)."""
+    from costa.tables import load_tables
+
+    names = {k: v.name for k, v in load_tables().subtasks.items()}
+    data = plan.model_dump(mode="json")
+    data["subtasks"] = [
+        {"id": s["id"], "kind": s["kind"], "name": names.get(s["kind"], s["kind"])} | s for s in data["subtasks"]
+    ]
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 def _print_plan(plan, out: TextIO) -> None:
@@ -83,11 +163,20 @@ def _print_plan(plan, out: TextIO) -> None:
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
-    plan = _plan(args.instruction)
+    from costa.config import Settings
+
+    settings = Settings.from_env()
+    image = None
+    if args.image:
+        from costa.images import load_image
+
+        image = load_image(args.image, settings.max_pixels)
+    plan, events = _plan(args.instruction, sys.stderr if args.json else out, image, settings)
     if args.json:
-        print(plan.model_dump_json(indent=2), file=out)
+        print(_plan_json(plan), file=out)
     else:
         _print_plan(plan, out)
+        _print_llm_costs(events, out)
     if not plan.subtasks:
         print("error: no edit could be planned from this instruction", file=sys.stderr)
         return EXIT_ERROR
@@ -119,11 +208,15 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
         boxes=(parse_box(args.box, w, h),) if args.box else (),
         masks=(load_mask(args.mask, w, h),) if args.mask else (),
     )
-    plan = _plan(args.instruction)
+    plan, planning_events = _plan(args.instruction, out, image, services.settings)
     _print_plan(plan, out)
     if not plan.subtasks:
         raise InputError("no edit could be planned from this instruction; nothing was written")
     events_file = open(args.events, "w", encoding="utf-8") if args.events else None  # noqa: SIM115
+    if events_file is not None:  # LLM calls and fallbacks first; run_turn reports the plan itself
+        for ev in planning_events:
+            if ev.kind in ("llm_call", "planner_fallback"):
+                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
     done: TurnDone | None = None
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     try:
@@ -167,6 +260,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
             events_file.close()
     assert done is not None  # run_turn always ends with TurnDone
     _print_ledger(ledger, done, out)
+    _print_llm_costs(planning_events, out)
     if done.image is None:
         print("nothing was written", file=sys.stderr)
         return EXIT_ERROR
@@ -253,6 +347,14 @@ def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
         from costa.bench.tools_bench import run_tools_bench
 
         print(run_tools_bench(cases=args.cases, seed=args.seed, write=args.write), file=out)
+    elif args.bench == "planner":
+        from costa.bench.planner_bench import format_planner_report, run_planner_bench
+
+        print(format_planner_report(run_planner_bench(args.data)), file=out)
+    elif args.bench == "app":
+        from costa.bench.app_bench import run_app_bench
+
+        print(run_app_bench(args.starts, args.first_runs, args.clients, args.edits), file=out)
     return EXIT_OK
 
 

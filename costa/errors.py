@@ -34,3 +34,16 @@ class SearchError(CostaError):
 
 class PlanningError(CostaError):
     """No plan could be made from the instruction; the message says why."""
+
+
+class GroundingError(ToolError):
+    """A grounding tool could not find the subtask's target on this backend.
+
+    `advice` says what would ground it (the neural detector, a click or a box); the agent shows it once at the end of
+    a failed turn, however many grounders said the same.
+    """
+
+    def __init__(self, reason: str, advice: str = "") -> None:
+        super().__init__(f"{reason}. {advice}" if advice else reason)
+        self.reason = reason
+        self.advice = advice

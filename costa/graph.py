@@ -62,6 +62,12 @@ class StepNode:
         return self.tools[-1]
 
 
+def step_key(node: object) -> object:
+    """Identity the search shares measurements and failures by: the same tool chain on the same subtask is the same
+    step whichever earlier path led to it (ordering and earlier tools aside)."""
+    return (node.subtask_id, node.tools) if isinstance(node, StepNode) else node
+
+
 @dataclass(frozen=True)
 class ToolGraph:
     """The graph a search walks: START → StepNode … → GOAL.

@@ -132,28 +132,60 @@ class _Node:
     step_seconds: float = 0.0
     step_quality: float = 1.0
     path: tuple[Hashable, ...] = field(default=())
+    tools: tuple[str, ...] = field(default=())  # event labels along `path`, kept incrementally
+
+
+Front = tuple[tuple[float, float], ...]  # Pareto-optimal (seconds, quality) completions, seconds ascending
+
+#: Completions kept per node before falling back to the (fewest seconds, best quality) ideal point.
+FRONT_CAP = 24
+#: Largest graph (edges) whose completions are recomputed after each measurement; larger graphs keep the first ones.
+REFRESH_EDGES = 4_000
+
+
+def _pareto(points: list[tuple[float, float]]) -> Front:
+    """Keep the points no other point beats on both seconds (lower) and quality (higher)."""
+    points.sort(key=lambda p: (p[0], -p[1]))
+    front: list[tuple[float, float]] = []
+    for c, q in points:
+        if not front or q > front[-1][1]:
+            front.append((c, q))
+    return tuple(front)
 
 
 def _completions(
-    graph: nx.DiGraph, goal: Hashable, estimate: Callable[[Any], tuple[float, float]]
-) -> dict[Hashable, tuple[float, float]]:
-    """For every node: (fewest estimated seconds, best estimated quality) of the steps after it up to `goal`."""
-    best: dict[Hashable, tuple[float, float]] = {goal: (0.0, 1.0)}
-    for n in reversed(list(nx.topological_sort(graph))):
-        if n == goal:
+    order: list[Hashable],
+    graph: nx.DiGraph,
+    goal: Hashable,
+    estimate: Callable[[Any], tuple[float, float]],
+    dropped: set[Hashable],
+    cap: int = FRONT_CAP,
+) -> dict[Hashable, Front]:
+    """For every node: the Pareto front of estimated (seconds, quality) of the steps after it up to `goal`.
+
+    The best completion for a given prefix depends on α and the prefix, so the whole front is kept; when a front grows
+    past `FRONT_CAP` it is replaced by its ideal point (fewest seconds, best quality), which still never overestimates.
+    """
+    fronts: dict[Hashable, Front] = {goal: ((0.0, 1.0),)}
+    for n in reversed(order):
+        if n == goal or n in dropped:
             continue
-        options = []
+        points: list[tuple[float, float]] = []
         for s in graph.successors(n):
-            if s not in best:
+            front = fronts.get(s)
+            if front is None:
                 continue
-            c, q = best[s]
-            if s != goal:
-                ec, eq = estimate(s)
-                c, q = c + ec, q * eq
-            options.append((c, q))
-        if options:
-            best[n] = (min(o[0] for o in options), max(o[1] for o in options))
-    return best
+            if s == goal:
+                points.extend(front)
+                continue
+            ec, eq = estimate(s)
+            points.extend((c + ec, q * eq) for c, q in front)
+        if points:
+            front = _pareto(points)
+            if len(front) > cap:
+                front = ((front[0][0], front[-1][1]),)
+            fronts[n] = front
+    return fronts
 
 
 def iter_search(
@@ -168,6 +200,7 @@ def iter_search(
     initial_state: Any = None,
     lazy: bool = True,
     label: Callable[[Any], tuple[str, str]] = lambda n: ("", str(n)),
+    key: Callable[[Any], Hashable] = lambda n: n,
 ) -> Iterator[Event]:
     """Run the search, yielding events as it goes; the generator's return value is the `SearchResult`.
 
@@ -179,6 +212,12 @@ def iter_search(
         threshold: a step passes when its quality ≥ threshold (0.8 in the papers).
         max_attempts: node → how many attempts its retry schedule allows (≥ 1).
         label: node → (subtask id, tool id) for events.
+        key: node → identity shared by nodes that are "the same step" (e.g. the same tool chain on the same subtask
+            after a different earlier path): a measurement of one becomes the estimate of the others, and a step that
+            failed is dropped for all of them.
+
+    Queue order: entries expected to pass their check (estimated step quality ≥ threshold) come before those expected
+    to fail, which run only as a last resort; then f; then deeper entries first; then insertion order.
     """
     check_alpha(alpha)
     if not 0.0 <= threshold <= 1.0:
@@ -187,30 +226,53 @@ def iter_search(
         raise SearchError(f"start {start!r} and goal {goal!r} must be graph nodes")
     if not nx.is_directed_acyclic_graph(graph):
         raise SearchError("the tool graph must be acyclic")
-    h = _completions(graph, goal, estimate)
+    order = list(nx.topological_sort(graph))
+    by_key: dict[Hashable, list[Hashable]] = {}
+    for m in order:
+        if m != start and m != goal:
+            by_key.setdefault(key(m), []).append(m)
+    measured: dict[Hashable, tuple[float, float]] = {}
+    failed: set[Hashable] = set()  # keys
+    dropped: set[Hashable] = set()  # nodes whose key failed
+
+    def est(n: Hashable) -> tuple[float, float]:
+        return measured.get(key(n)) or estimate(n)
+
+    # Small graphs (all real plans) get exact Pareto completions, refreshed after every measurement; large ones the
+    # cheaper ideal-point bound computed once, so overhead stays low on 500-tool tables.
+    refresh = graph.number_of_edges() <= REFRESH_EDGES
+    cap = FRONT_CAP if refresh else 1
+    fronts = _completions(order, graph, goal, est, dropped, cap)
+    version = 0
     counter = itertools.count()
-    heap: list[tuple[float, int, _Node]] = []
-    failed: set[Hashable] = set()
+    heap: list[tuple[int, float, int, int, int, _Node]] = []
     observations: list[Observation] = []
     executions = 0
     spent = 0.0
 
-    def f_of(n: _Node) -> float:
-        hc, hq = h.get(n.node, (math.inf, 0.0))
-        if n.executed:
-            return score(n.cost + hc, n.quality * hq, alpha) if math.isfinite(hc) else math.inf
-        ec, eq = estimate(n.node)
-        return score(n.cost + ec + hc, n.quality * eq * hq, alpha) if math.isfinite(hc) else math.inf
+    def priority(n: _Node) -> tuple[int, float]:
+        front = fronts.get(n.node)
+        if front is None:
+            return 1, math.inf
+        c0, q0 = n.cost, n.quality
+        doubtful = 0
+        if not n.executed:
+            ec, eq = est(n.node)
+            c0, q0 = c0 + ec, q0 * eq
+            doubtful = int(eq < threshold)
+        return doubtful, min(score(c0 + c, q0 * q, alpha) for c, q in front)
 
-    def push(n: _Node) -> Event:
-        f = f_of(n)
-        heapq.heappush(heap, (f, next(counter), n))
+    def push(n: _Node) -> Event | None:
+        if n.node not in fronts:  # nothing left after it reaches the goal (its continuations failed)
+            return None
+        doubtful, f = priority(n)
+        heapq.heappush(heap, (doubtful, f, -len(n.path), next(counter), version, n))
         sid, tool = label(n.node)
-        return NodeQueued(sid, tool, tuple(label(p)[1] for p in n.path), f, n.executed)
+        return NodeQueued(sid, tool, n.tools, f, n.executed)
 
     def run(n: _Node) -> Iterator[Event]:
-        """Execute n's step with its retry schedule; on success mark n executed, else add it to `failed`."""
-        nonlocal executions, spent
+        """Execute n's step with its retry schedule; on success mark n executed, else drop its key."""
+        nonlocal executions, spent, fronts, version
         sid, tool = label(n.node)
         total = 0.0
         attempts = max(1, max_attempts(n.node))
@@ -220,46 +282,60 @@ def iter_search(
             executions += 1
             spent += out.seconds
             total += out.seconds
-            ok = out.error is None and out.quality >= threshold
-            observations.append(Observation(n.node, out.seconds, 0.0 if out.error else out.quality, ok))
+            quality = 0.0 if out.error else out.quality
+            ok = out.error is None and quality >= threshold
+            observations.append(Observation(n.node, out.seconds, quality, ok))
             reasons = out.reasons if out.error is None else (out.error, *out.reasons)
-            yield ToolFinished(sid, tool, attempt, out.seconds, 0.0 if out.error else out.quality, ok, reasons)
+            yield ToolFinished(sid, tool, attempt, out.seconds, quality, ok, reasons)
             if ok:
                 base_c = n.parent.cost if n.parent else 0.0
                 base_q = n.parent.quality if n.parent else 1.0
-                n.cost, n.quality = base_c + total, base_q * out.quality
-                n.step_seconds, n.step_quality = total, out.quality
+                n.cost, n.quality = base_c + total, base_q * quality
+                n.step_seconds, n.step_quality = total, quality
                 n.state, n.executed = out.state, True
-                return
-            why = out.error or f"quality {out.quality:.2f} below threshold {threshold:.2f}"
+                measured[key(n.node)] = (total, quality)
+                break
+            why = out.error or f"quality {quality:.2f} below threshold {threshold:.2f}"
             if attempt + 1 < attempts:
                 yield Retry(sid, tool, attempt + 1, why)
             else:
-                failed.add(n.node)
+                failed.add(key(n.node))
+                dropped.update(by_key.get(key(n.node), ()))
                 yield ToolFailed(sid, tool, f"{why} after {attempts} attempt(s)")
+        if refresh:
+            fronts = _completions(order, graph, goal, est, dropped, cap)
+        version += 1
 
     root = _Node(start, None, 0.0, 1.0, initial_state, executed=True)
-    yield push(root)
+    first = push(root)
+    if first is not None:
+        yield first
     while heap:
-        f, _, n = heapq.heappop(heap)
-        if n.node in failed:
+        doubtful, f, depth, _, pushed_at, n = heapq.heappop(heap)
+        if n.node not in fronts or (n.node != start and n.node != goal and key(n.node) in failed):
             continue
+        if pushed_at != version:  # estimates changed since this entry was queued: re-rank it if it got worse
+            new_doubtful, new_f = priority(n)
+            if (new_doubtful, new_f) > (doubtful, f + 1e-12):
+                heapq.heappush(heap, (new_doubtful, new_f, depth, next(counter), version, n))
+                continue
+            f = new_f
         sid, tool = label(n.node)
         if n.node != start:
-            yield NodePopped(sid, tool, tuple(label(p)[1] for p in n.path), f, n.executed)
+            yield NodePopped(sid, tool, n.tools, f, n.executed)
         if not n.executed:
             yield from run(n)
-            if n.executed:
-                yield push(n)
+            if n.executed and (ev := push(n)) is not None:
+                yield ev
             continue
         if n.node == goal:
-            path = n.path[:-1]  # drop GOAL
             chain: list[_Node] = []
             cur: _Node | None = n.parent
             while cur is not None and cur.node != start:
                 chain.append(cur)
                 cur = cur.parent
             chain.reverse()
+            path = tuple(c.node for c in chain)
             result = SearchResult(
                 path=path,
                 seconds=n.cost,
@@ -275,19 +351,21 @@ def iter_search(
             yield PathChosen(tuple(label(p) for p in path), n.cost, n.quality, result.score, executions, spent)
             return result
         for succ in graph.successors(n.node):
-            if succ in failed:
+            if succ in dropped:
                 continue
             path = (*n.path, succ)
             if succ == goal:
-                child = _Node(goal, n, n.cost, n.quality, n.state, executed=True, path=path)
-                yield push(child)
+                ev = push(_Node(goal, n, n.cost, n.quality, n.state, executed=True, path=path, tools=n.tools))
+                if ev is not None:
+                    yield ev
                 continue
-            child = _Node(succ, n, n.cost, n.quality, None, executed=False, path=path)
+            child = _Node(succ, n, n.cost, n.quality, None, False, path=path, tools=(*n.tools, label(succ)[1]))
             if not lazy:
                 yield from run(child)
                 if not child.executed:
                     continue
-            yield push(child)
+            if (ev := push(child)) is not None:
+                yield ev
     reason = "every tool path failed its checks" if executions else "no tool path reaches the goal"
     yield SearchFailed(reason, executions, spent)
     return SearchResult((), math.inf, 0.0, math.inf, None, executions, spent, tuple(observations), False, reason)
@@ -305,9 +383,13 @@ def search_toolpath(
     initial_state: Any = None,
     lazy: bool = True,
     on_event: Callable[[Event], None] | None = None,
+    label: Callable[[Any], tuple[str, str]] = lambda n: ("", str(n)),
+    key: Callable[[Any], Hashable] = lambda n: n,
 ) -> SearchResult:
     """Run `iter_search` to the end and return its result; `on_event` sees each event."""
-    gen = iter_search(graph, start, goal, estimate, execute, alpha, threshold, max_attempts, initial_state, lazy)
+    gen = iter_search(
+        graph, start, goal, estimate, execute, alpha, threshold, max_attempts, initial_state, lazy, label, key
+    )
     while True:
         try:
             ev = next(gen)

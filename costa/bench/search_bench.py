@@ -38,6 +38,7 @@ from costa.graph import (
     StepNode,
     build_plan_graph,
     plan_orderings,
+    step_key,
     subtask_chains,
 )
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
@@ -194,9 +195,11 @@ def simulate_outcome(tables: Tables, seed: int, plan_index: int, node: StepNode,
 
     Seconds are the benchmark row's × lognormal(0, 0.2); quality is the row's + normal(0, 0.05), clipped to [0, 1],
     or 0.3 for a step drawn to fail (every attempt for 10 % of steps, the first attempt only for another 10 %).
+    Whether a step fails is a property of its tool chain on its subtask (whatever ordering led there), as the search
+    assumes when it drops a failed step for that subtask; the noise is drawn per graph node.
     """
     row = tables.benchmark[(node.tool, node.kind)]
-    fate = random.Random(_draw_seed(seed, plan_index, node.order, node.tools, "fate")).random()
+    fate = random.Random(_draw_seed(seed, plan_index, node.subtask_id, node.tools, "fate")).random()
     rng = random.Random(_draw_seed(seed, plan_index, node.order, node.tools, attempt))
     seconds = row.seconds * rng.lognormvariate(0.0, SECONDS_SIGMA)
     quality = min(1.0, max(0.0, row.quality + rng.gauss(0.0, QUALITY_SIGMA)))
@@ -282,7 +285,9 @@ def _search(tables: Tables, graph: Any, seed: int, index: int, alpha: float, thr
         return tables.tools[node.tool].max_attempts
 
     t0 = time.perf_counter()
-    gen = iter_search(graph, START, GOAL, estimate, sim, alpha, threshold, max_attempts, lazy=lazy, label=_label)
+    gen = iter_search(
+        graph, START, GOAL, estimate, sim, alpha, threshold, max_attempts, lazy=lazy, label=_label, key=step_key
+    )
     while True:  # drain the events as a consumer would, so building them counts as overhead
         try:
             next(gen)

@@ -53,6 +53,13 @@ class StepNode:
     kind: str
     final: bool
 
+    def __post_init__(self) -> None:
+        # Searches hash nodes millions of times on large tables; hashing the nested tuples once saves most of that.
+        object.__setattr__(self, "_hash", hash((self.order, self.tools, self.kind, self.final)))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined]
+
     @property
     def subtask_id(self) -> str:
         return self.order[-1]

@@ -74,6 +74,11 @@ def score(cost: float, quality: float, alpha: float) -> float:
     return cost**alpha * (2.0 - quality) ** (2.0 - alpha)
 
 
+def _score(cost: float, quality: float, alpha: float) -> float:
+    """`score` without validation, for the search's inner loop (its inputs are validated once up front)."""
+    return cost**alpha * (2.0 - quality) ** (2.0 - alpha)
+
+
 def check_alpha(alpha: float) -> None:
     if not isinstance(alpha, int | float) or math.isnan(alpha) or not 0.0 <= alpha <= 2.0:
         raise SearchError(f"alpha must be a number in [0, 2], got {alpha!r}")
@@ -224,9 +229,18 @@ def iter_search(
         raise SearchError(f"threshold must be in [0, 1], got {threshold}")
     if start not in graph or goal not in graph:
         raise SearchError(f"start {start!r} and goal {goal!r} must be graph nodes")
-    if not nx.is_directed_acyclic_graph(graph):
-        raise SearchError("the tool graph must be acyclic")
-    order = list(nx.topological_sort(graph))
+    try:
+        order = list(nx.topological_sort(graph))
+    except nx.NetworkXUnfeasible as e:
+        raise SearchError("the tool graph must be acyclic") from e
+    labels: dict[Hashable, tuple[str, str]] = {}
+
+    def label_of(m: Hashable) -> tuple[str, str]:
+        found = labels.get(m)
+        if found is None:
+            found = labels[m] = label(m)
+        return found
+
     by_key: dict[Hashable, list[Hashable]] = {}
     for m in order:
         if m != start and m != goal:
@@ -260,20 +274,23 @@ def iter_search(
             ec, eq = est(n.node)
             c0, q0 = c0 + ec, q0 * eq
             doubtful = int(eq < threshold)
-        return doubtful, min(score(c0 + c, q0 * q, alpha) for c, q in front)
+        if len(front) == 1:
+            c, q = front[0]
+            return doubtful, _score(c0 + c, q0 * q, alpha)
+        return doubtful, min(_score(c0 + c, q0 * q, alpha) for c, q in front)
 
     def push(n: _Node) -> Event | None:
         if n.node not in fronts:  # nothing left after it reaches the goal (its continuations failed)
             return None
         doubtful, f = priority(n)
         heapq.heappush(heap, (doubtful, f, -len(n.path), next(counter), version, n))
-        sid, tool = label(n.node)
+        sid, tool = label_of(n.node)
         return NodeQueued(sid, tool, n.tools, f, n.executed)
 
     def run(n: _Node) -> Iterator[Event]:
         """Execute n's step with its retry schedule; on success mark n executed, else drop its key."""
         nonlocal executions, spent, fronts, version
-        sid, tool = label(n.node)
+        sid, tool = label_of(n.node)
         total = 0.0
         attempts = max(1, max_attempts(n.node))
         for attempt in range(attempts):
@@ -320,7 +337,7 @@ def iter_search(
                 heapq.heappush(heap, (new_doubtful, new_f, depth, next(counter), version, n))
                 continue
             f = new_f
-        sid, tool = label(n.node)
+        sid, tool = label_of(n.node)
         if n.node != start:
             yield NodePopped(sid, tool, n.tools, f, n.executed)
         if not n.executed:
@@ -348,7 +365,7 @@ def iter_search(
                 step_quality=tuple(c.step_quality for c in chain),
                 step_seconds=tuple(c.step_seconds for c in chain),
             )
-            yield PathChosen(tuple(label(p) for p in path), n.cost, n.quality, result.score, executions, spent)
+            yield PathChosen(tuple(label_of(p) for p in path), n.cost, n.quality, result.score, executions, spent)
             return result
         for succ in graph.successors(n.node):
             if succ in dropped:
@@ -359,7 +376,7 @@ def iter_search(
                 if ev is not None:
                     yield ev
                 continue
-            child = _Node(succ, n, n.cost, n.quality, None, False, path=path, tools=(*n.tools, label(succ)[1]))
+            child = _Node(succ, n, n.cost, n.quality, None, False, path=path, tools=(*n.tools, label_of(succ)[1]))
             if not lazy:
                 yield from run(child)
                 if not child.executed:

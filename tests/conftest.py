@@ -19,3 +19,12 @@ def _costa_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     return home
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory: pytest.TempPathFactory):
+    """One `python app.py` shared by the app tests (gradio_client and browser); see tests/app_server.py."""
+    from tests.app_server import running_app
+
+    with running_app(tmp_path_factory.mktemp("app_home")) as server:
+        yield server

@@ -1,94 +1,209 @@
-"""The app through its real interface: `python app.py` in a subprocess, driven with gradio_client."""
+"""The app through its real interface: `python app.py` in a subprocess, driven with gradio_client.
+
+Covers the named endpoints end to end (upload, edit, undo, branch, score, export), two clients at once, and the bad
+inputs users send (corrupt, truncated, decompression bomb, animated, CMYK, 16-bit, an instruction while a turn runs,
+undo with no history, a score for a turn that does not exist).
+"""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
+import json
+import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
+from tests import bad_images
+from tests.app_server import SECRET_KEY, UPLOAD_LIMIT_MB, AppServer
 from tests.text_helpers import Line, background, draw
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+REPLACE = "replace the text 'SALE' with 'OPEN'"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def sign(path: Path, colour: tuple[int, int, int] = (238, 236, 228), size: tuple[int, int] = (480, 200)) -> Path:
+    w, h = size
+    scale = w / 480
+    line = Line("SALE", (int(60 * scale), int(50 * scale)), int(64 * scale), (190, 20, 20))
+    Image.fromarray(draw(background("flat", w, h, colour), [line])).save(path)
+    return path
 
 
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
-    home = tmp_path_factory.mktemp("home")
-    env = {**os.environ, "COSTA_HOME": str(home), "COSTA_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
-    env.pop("OPENAI_BASE_URL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+def client(server: AppServer):
+    from gradio_client import Client
+
+    return Client(server.url, verbose=False)
+
+
+def edit(c, sid: str, image: Path | None, instruction: str = REPLACE, box: str = "", clicks: str = ""):
+    from gradio_client import handle_file
+
+    return c.predict(
+        sid, handle_file(str(image)) if image else None, instruction, 1.0, 0.8, box, clicks, api_name="/edit"
     )
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("app exited early:\n" + (proc.stdout.read() if proc.stdout else ""))
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        raise RuntimeError("app did not answer within 90 s")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
 
 
-@pytest.fixture
-def sign_file(tmp_path: Path) -> Path:
-    p = tmp_path / "sign.png"
-    Image.fromarray(draw(background("flat", 480, 200), [Line("SALE", (60, 50), 64, (190, 20, 20))])).save(p)
-    return p
-
-
-@pytest.mark.slow
-def test_edit_endpoint_replaces_text(app_url: str, sign_file: Path) -> None:
-    from gradio_client import Client, handle_file
-
+def test_edit_undo_branch_score_export(app_server: AppServer, tmp_path: Path) -> None:
     from costa.tools.ocr import RapidOcrReader
 
-    client = Client(app_url, verbose=False)
-    result, log = client.predict(
-        handle_file(str(sign_file)), "replace the text 'SALE' with 'OPEN'", 1.0, "", api_name="/edit"
-    )
-    assert "chosen path: rapidocr_detect → text_replace_" in log
-    assert "done s1 text_replacement" in log
-    out = np.asarray(Image.open(result).convert("RGB"))
-    text = " ".join(r.text for r in RapidOcrReader().read(out)).upper()
+    c = client(app_server)
+    sid = c.predict(api_name="/new_session")
+    result, report = edit(c, sid, sign(tmp_path / "sign.png"))
+    assert report["status"] == "done" and report["ok"], report["message"]
+    assert any(line.startswith("chosen path: rapidocr_detect → text_replace_") for line in report["log"])
+    assert report["subtasks"][0]["kind"] == "text_replacement" and report["calls"]
+    text = " ".join(r.text for r in RapidOcrReader().read(np.asarray(Image.open(result).convert("RGB")))).upper()
     assert "OPEN" in text and "SALE" not in text
 
+    history = c.predict(sid, api_name="/history")
+    upload_v, first_v = (v["id"] for v in history["versions"])
+    assert history["head"] == first_v and history["can_undo"]
+    image, history = c.predict(sid, api_name="/undo")
+    assert history["head"] == upload_v and history["can_redo"]
+    # editing after undo starts a second branch; branching back keeps both futures
+    _, second = edit(c, sid, None, "replace the text 'SALE' with 'SHUT'")
+    assert second["status"] == "done"
+    image, history = c.predict(sid, first_v, api_name="/branch")
+    parents = {v["id"]: v["parent_id"] for v in history["versions"]}
+    assert history["head"] == first_v and parents[first_v] == parents[second["version_id"]] == upload_v
+    assert np.array_equal(np.asarray(Image.open(image).convert("RGB")), np.asarray(Image.open(result).convert("RGB")))
 
-@pytest.mark.slow
-def test_bad_input_is_a_message_not_a_traceback(app_url: str, sign_file: Path) -> None:
-    from gradio_client import Client, handle_file
+    acc = c.predict(sid, report["turn_id"], "s1", 0.7, "font differs", "ann", api_name="/score")
+    acc = c.predict(sid, second["turn_id"], "s1", 1.0, "", "ann", api_name="/score")
+    assert acc["tasks"] == {str(report["turn_id"]): 0.7, str(second["turn_id"]): 1.0} and acc["overall"] == 0.85
+    csv_text = Path(c.predict(sid, api_name="/scores_csv")).read_text()
+    assert "font differs" in csv_text and "task_accuracy" in csv_text
 
-    client = Client(app_url, verbose=False)
-    with pytest.raises(Exception) as e:
-        client.predict(handle_file(str(sign_file)), "   ", 1.0, "", api_name="/edit")
-    assert "Type what to change" in str(e.value)
-    with pytest.raises(Exception) as e:
-        client.predict(handle_file(str(sign_file)), "remove the text", 1.0, "900,0,10,10", api_name="/edit")
-    assert "outside the 480x200 image" in str(e.value)
+    image_file, bundle = c.predict(sid, api_name="/export")
+    assert Image.open(image_file).size == (480, 200)
+    with zipfile.ZipFile(bundle) as z:
+        versions = json.loads(z.read("versions.json"))
+        assert {v["id"] for v in versions} == set(parents) and all(len(v["sha256"]) == 64 for v in versions)
+        assert f"turns/turn-{report['turn_id']}.json" in z.namelist() and "scores.csv" in z.namelist()
+        assert SECRET_KEY not in z.read("manifest.json").decode()
+
+
+def test_two_clients_at_once_see_only_their_own_history(app_server: AppServer, tmp_path: Path) -> None:
+    colours = [(236, 200, 200), (200, 236, 200)]
+    results: dict[int, tuple] = {}
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            c = client(app_server)
+            sid = c.predict(api_name="/new_session")
+            made = []
+            for k in range(2):
+                instruction = REPLACE if k == 0 else "replace the text 'OPEN' with 'SALE'"
+                image, report = edit(c, sid, sign(tmp_path / f"c{i}.png", colours[i]) if k == 0 else None, instruction)
+                assert report["status"] == "done", report["message"]
+                made.append(report["version_id"])
+                corner = np.asarray(Image.open(image).convert("RGB"))[:4, :4].reshape(-1, 3).mean(0)
+                assert np.abs(corner - colours[i]).max() <= 2  # this client's own picture, not the other's
+            results[i] = (sid, made, c.predict(sid, api_name="/history"))
+        except BaseException as e:  # surfaced in the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    (sid_a, made_a, hist_a), (sid_b, made_b, hist_b) = results[0], results[1]
+    assert sid_a != sid_b
+    ids_a = {v["id"] for v in hist_a["versions"]}
+    ids_b = {v["id"] for v in hist_b["versions"]}
+    assert not ids_a & ids_b and set(made_a) <= ids_a and set(made_b) <= ids_b
+    assert len(hist_a["turns"]) == len(hist_b["turns"]) == 2
+
+
+def test_bad_uploads_are_short_messages_and_nothing_is_lost(app_server: AppServer, tmp_path: Path) -> None:
+    c = client(app_server)
+    sid = c.predict(api_name="/new_session")
+    edit(c, sid, sign(tmp_path / "sign.png"))
+    before = c.predict(sid, api_name="/history")
+    for make, message in (
+        (bad_images.corrupt_png, "not an image costa can read"),
+        (bad_images.truncated_png, "corrupt or truncated"),
+        (bad_images.bomb_png, "too large to decode safely"),
+    ):
+        with pytest.raises(Exception, match=message) as e:
+            edit(c, sid, make(tmp_path / "bad.png"))
+        assert "Traceback" not in str(e.value) and str(tmp_path) not in str(e.value)
+    assert c.predict(sid, api_name="/history") == before
+    big = tmp_path / "big.png"
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (1200, 1200, 3), dtype=np.uint8)).save(big)
+    assert big.stat().st_size > UPLOAD_LIMIT_MB * 1024 * 1024
+    with pytest.raises(Exception, match=r"(?i)exceeds the maximum|too large|limit") as e:
+        edit(c, sid, big)
+    assert "Traceback" not in str(e.value)
+    assert c.predict(sid, api_name="/history") == before
+
+
+@pytest.mark.parametrize(
+    ("make", "name", "note"),
+    [
+        (bad_images.animated_gif, "anim.gif", "first frame"),
+        (bad_images.cmyk_jpeg, "cmyk.jpg", "CMYK"),
+        (bad_images.png16, "deep.png", "16 bits"),
+    ],
+)
+def test_unusual_images_are_edited_with_a_note(app_server: AppServer, tmp_path: Path, make, name, note) -> None:
+    c = client(app_server)
+    sid = c.predict(api_name="/new_session")
+    _, report = edit(c, sid, make(tmp_path / name), "add the text 'HI'")
+    assert any(note in n for n in report["notes"]), report["notes"]
+    assert c.predict(sid, api_name="/history")["versions"][0]["kind"] == "upload"
+
+
+def test_mistakes_are_messages(app_server: AppServer, tmp_path: Path) -> None:
+    c = client(app_server)
+    sid = c.predict(api_name="/new_session")
+    with pytest.raises(Exception, match="Nothing to undo"):
+        c.predict(sid, api_name="/undo")
+    with pytest.raises(Exception, match="Upload an image first"):
+        edit(c, sid, None)
+    edit(c, sid, sign(tmp_path / "sign.png"))
+    with pytest.raises(Exception, match="Turn 987654 does not exist in this session"):
+        c.predict(sid, 987654, "s1", 1.0, "", "ann", api_name="/score")
+    with pytest.raises(Exception, match="Type what to change"):
+        edit(c, sid, None, "   ")
+    with pytest.raises(Exception, match="outside the 480x200 image"):
+        edit(c, sid, None, "remove the text", box="900,0,10,10")
+    with pytest.raises(Exception, match="Unknown session"):
+        c.predict("not-a-session", api_name="/history")
+
+
+def test_an_instruction_while_a_turn_runs_is_refused_and_stop_works(app_server: AppServer, tmp_path: Path) -> None:
+    from gradio_client import handle_file
+
+    c = client(app_server)
+    sid = c.predict(api_name="/new_session")
+    big = sign(tmp_path / "big.png", size=(2400, 1000))
+    job = c.submit(sid, handle_file(str(big)), REPLACE, 1.0, 0.8, "", "", api_name="/edit")
+    deadline = time.time() + 60
+    while not job.outputs() and time.time() < deadline:  # wait until the turn has started streaming
+        time.sleep(0.05)
+    assert job.outputs(), "the turn never started"
+    with pytest.raises(Exception, match="already running"):
+        edit(c, sid, None)
+    assert c.predict(sid, api_name="/stop") == {"stopping": True}
+    _, report = job.result()
+    assert report["status"] in ("stopped", "done")  # stopped after the tool call in flight (done if it was the last)
+    history = c.predict(sid, api_name="/history")
+    if report["status"] == "stopped":
+        assert history["head"] == history["versions"][0]["id"]  # the image is unchanged
+    assert c.predict(sid, api_name="/stop") == {"stopping": False}
+
+
+def test_the_page_is_served_without_secrets(app_server: AppServer) -> None:
+    for path in ("", "config", "gradio_api/info"):
+        with urllib.request.urlopen(app_server.url + path, timeout=10) as r:
+            body = r.read().decode("utf-8", "replace")
+            assert r.status == 200 and SECRET_KEY not in body, path

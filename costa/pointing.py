@@ -1,0 +1,99 @@
+"""Turn what the user pointed at (clicks, a typed box) into a `UserRegion` the tools can start from.
+
+The embedded backend cannot find an arbitrary noun by itself, so the user points:
+
+- one click selects the connected region around it whose colour changes smoothly (a flood fill that follows shading
+  and stops at edges), given as a mask and its box;
+- two or more clicks span a box (their bounding box);
+- a typed box "x,y,w,h" is used as it is.
+
+Pure: image and coordinates in, region out.
+
+>>> import numpy as np
+>>> img = np.zeros((40, 60, 3), np.uint8); img[10:20, 30:50] = (200, 30, 30)
+>>> r = region_from_pointing(img, [(35, 15)])
+>>> (r.boxes[0].x, r.boxes[0].y, r.boxes[0].w, r.boxes[0].h), r.masks[0].area
+((30, 10, 20, 10), 200)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from costa.agent import UserRegion
+from costa.errors import InputError
+from costa.images import parse_box
+from costa.types import Box, Mask, Point
+
+#: Largest colour step (per channel, 0–255) between neighbouring pixels that a flood fill from a click still follows:
+#: small enough to stop at an object's edge, large enough to follow smooth shading across it.
+FLOOD_TOLERANCE = 8
+#: A click region covering more than this share of the image selected the background, not an object.
+MAX_CLICK_SHARE = 0.6
+#: Smallest box side spanned by clicks, in pixels (two clicks on almost the same spot still make a usable box).
+MIN_BOX_SIDE = 8
+
+
+def click_region(image: np.ndarray, x: int, y: int, tolerance: int = FLOOD_TOLERANCE) -> Mask:
+    """The connected region of similar colour around pixel (x, y).
+
+    Raises:
+        InputError: the click is outside the image, or the region is most of the image (a background click).
+    """
+    import cv2
+
+    h, w = image.shape[:2]
+    if not (0 <= x < w and 0 <= y < h):
+        raise InputError(f"click {x},{y} is outside the {w}x{h} image")
+    flood = np.zeros((h + 2, w + 2), np.uint8)
+    flags = 8 | cv2.FLOODFILL_MASK_ONLY | (255 << 8)  # floating range: compare neighbours, not the seed
+    lo = up = (tolerance,) * 3
+    cv2.floodFill(np.array(image, dtype=np.uint8, copy=True), flood, (int(x), int(y)), (0, 0, 0), lo, up, flags)
+    data = flood[1:-1, 1:-1] > 0
+    if data.sum() > MAX_CLICK_SHARE * h * w:
+        raise InputError(
+            f"the click at {x},{y} selected {data.mean():.0%} of the image (the background?): click on the object "
+            "itself, or click two opposite corners to span a box"
+        )
+    return Mask(data, label="user click")
+
+
+def region_from_pointing(image: np.ndarray, clicks: Sequence[tuple[int, int]] = (), box_text: str = "") -> UserRegion:
+    """The region for one turn from clicks (image pixels) and an optional typed box "x,y,w,h"."""
+    h, w = image.shape[:2]
+    boxes: list[Box] = []
+    masks: list[Mask] = []
+    points = tuple(Point(int(x), int(y)) for x, y in clicks)
+    for p in points:
+        if not (0 <= p.x < w and 0 <= p.y < h):
+            raise InputError(f"click {p.x},{p.y} is outside the {w}x{h} image")
+    if box_text and box_text.strip():
+        boxes.append(parse_box(box_text, w, h))
+    if len(points) == 1:
+        mask = click_region(image, points[0].x, points[0].y)
+        box = mask.bbox()
+        masks.append(mask)
+        if box is not None and not boxes:
+            boxes.append(Box(box.x, box.y, box.w, box.h, label="user click"))
+    elif len(points) >= 2:
+        x1, x2 = min(p.x for p in points), max(p.x for p in points)
+        y1, y2 = min(p.y for p in points), max(p.y for p in points)
+        x1, y1 = max(0, min(x1, w - MIN_BOX_SIDE)), max(0, min(y1, h - MIN_BOX_SIDE))
+        x2, y2 = min(w, max(x2, x1 + MIN_BOX_SIDE)), min(h, max(y2, y1 + MIN_BOX_SIDE))
+        if not boxes:
+            boxes.append(Box(x1, y1, x2 - x1, y2 - y1, label="user clicks"))
+    return UserRegion(boxes=tuple(boxes), masks=tuple(masks), points=points)
+
+
+def describe_region(region: UserRegion) -> str:
+    """One line for the chat: what the user pointed at."""
+    parts = []
+    for b in region.boxes:
+        parts.append(f"box {b.x},{b.y},{b.w},{b.h}")
+    for m in region.masks:
+        parts.append(f"clicked region of {m.area:,} px")
+    if region.points and not region.masks and len(region.points) >= 2:
+        parts.append(f"{len(region.points)} clicks")
+    return "; ".join(parts)

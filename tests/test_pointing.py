@@ -1,0 +1,50 @@
+"""Clicks and boxes become regions the tools can start from."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from costa.errors import InputError
+from costa.pointing import click_region, describe_region, region_from_pointing
+
+
+def scene() -> np.ndarray:
+    """A shaded red disc (centre 60,50, radius 25) on a grey background."""
+    yy, xx = np.mgrid[0:100, 0:140]
+    img = np.full((100, 140, 3), 200, np.uint8)
+    inside = np.hypot(xx - 60, yy - 50) <= 25
+    shade = np.clip(1.1 - np.hypot(xx - 50, yy - 40) / 60.0, 0.4, 1.0)
+    img[inside] = (np.stack([210 * shade, 30 * shade, 30 * shade], -1)[inside]).astype(np.uint8)
+    return img
+
+
+def test_one_click_follows_shading_and_stops_at_the_edge() -> None:
+    mask = click_region(scene(), 60, 50)
+    disc = np.hypot(*np.mgrid[0:100, 0:140][::-1] - np.array([60, 50])[:, None, None]) <= 25
+    assert (mask.data & disc).sum() / disc.sum() > 0.97
+    assert (mask.data & ~disc).sum() == 0
+
+
+def test_one_click_gives_a_mask_and_its_box_two_clicks_a_box() -> None:
+    one = region_from_pointing(scene(), [(60, 50)])
+    assert len(one.masks) == 1 and len(one.boxes) == 1
+    b = one.boxes[0]
+    assert (b.x, b.y, b.x2, b.y2) == (35, 25, 86, 76)
+    two = region_from_pointing(scene(), [(30, 20), (90, 80)])
+    assert two.masks == () and [(b.x, b.y, b.w, b.h) for b in two.boxes] == [(30, 20, 60, 60)]
+    assert "box 30,20,60,60" in describe_region(two)
+
+
+def test_a_typed_box_wins_over_the_click_box_and_is_validated() -> None:
+    r = region_from_pointing(scene(), [(60, 50)], "10,10,20,20")
+    assert [(b.x, b.y, b.w, b.h) for b in r.boxes] == [(10, 10, 20, 20)] and len(r.masks) == 1
+    with pytest.raises(InputError, match="outside the 140x100 image"):
+        region_from_pointing(scene(), [], "130,90,50,50")
+
+
+def test_bad_clicks_are_clear_messages() -> None:
+    with pytest.raises(InputError, match="outside the 140x100 image"):
+        region_from_pointing(scene(), [(500, 5)])
+    with pytest.raises(InputError, match="background"):
+        region_from_pointing(scene(), [(2, 2)])  # the grey background is most of the image

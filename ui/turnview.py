@@ -1,0 +1,252 @@
+"""A turn as the page sees it: `TurnView` folds the typed event stream into what to draw.
+
+The same folding serves a live turn (events as they stream) and a reloaded one (events read back from the store), so
+a page refresh shows exactly what the user saw. Tool-subgraph nodes are keyed per (subtask id, tool chain prefix):
+orderings of a tree plan that run the same chain for a subtask share one drawn node, which keeps CoSTA*'s alternative
+orderings readable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from costa import events as E
+from costa.graph import GOAL, START, StepNode, ToolGraph
+from costa.types import Plan
+
+NodeKey = tuple[str, tuple[str, ...]]  # (subtask id, tool chain prefix within that subtask)
+
+
+# ---------------------------------------------------------------------------------------------------- layout
+
+
+@dataclass
+class GraphLayout:
+    """The tool subgraph collapsed for drawing, with each node's table estimate (seconds, quality)."""
+
+    nodes: list[NodeKey] = field(default_factory=list)
+    edges: list[tuple[Any, Any]] = field(default_factory=list)  # NodeKey, or START / GOAL
+    estimates: dict[NodeKey, tuple[float, float]] = field(default_factory=dict)
+
+    @classmethod
+    def from_tool_graph(cls, tg: ToolGraph, estimate: Any = None) -> GraphLayout:
+        def key(n: object) -> Any:
+            return (n.subtask_id, n.tools) if isinstance(n, StepNode) else n
+
+        layout = cls()
+        seen: set[Any] = set()
+        for n in tg.graph.nodes:
+            if isinstance(n, StepNode) and key(n) not in seen:
+                seen.add(key(n))
+                layout.nodes.append(key(n))
+                if estimate is not None:
+                    layout.estimates[key(n)] = estimate(n)
+        edge_seen: set[tuple[Any, Any]] = set()
+        for u, v in tg.graph.edges:
+            e = (key(u), key(v))
+            if e not in edge_seen:
+                edge_seen.add(e)
+                layout.edges.append(e)
+        return layout
+
+    def match(self, sid: str, tool: str, path: Sequence[str]) -> NodeKey:
+        """The drawn node for an event's (subtask, tool, tool ids along the whole partial path)."""
+        best: NodeKey | None = None
+        for k in self.nodes:
+            fits = k[0] == sid and k[1][-1] == tool and tuple(path[-len(k[1]) :]) == k[1]
+            if fits and (best is None or len(k[1]) > len(best[1])):
+                best = k
+        return best or (sid, (tool,))
+
+
+def path_keys(path: Iterable[tuple[str, str]]) -> list[NodeKey]:
+    """Drawn nodes along a path given as (subtask id, tool) steps in execution order."""
+    keys: list[NodeKey] = []
+    for sid, tool in path:
+        prev = keys[-1] if keys else None
+        keys.append((sid, (*prev[1], tool)) if prev is not None and prev[0] == sid else (sid, (tool,)))
+    return keys
+
+
+# ------------------------------------------------------------------------------------------------------ view
+
+
+@dataclass
+class CallRow:
+    """One tool attempt, as the ledger and the chat show it."""
+
+    subtask_id: str
+    tool: str
+    attempt: int
+    key: NodeKey
+    seconds: float | None = None
+    quality: float | None = None
+    passed: bool | None = None
+    reasons: tuple[str, ...] = ()
+    dropped: str = ""
+
+
+@dataclass
+class TurnView:
+    """Everything known about one turn so far, folded from its events."""
+
+    instruction: str
+    names: Mapping[str, str]
+    threshold: float = 0.8
+    turn_id: int | None = None
+    reads: frozenset[str] = frozenset()  # subtask kinds that read the image (their results are text, not pixels)
+    region_note: str = ""
+    started: float = field(default_factory=time.perf_counter)
+    plan: Plan | None = None
+    planner_seconds: float = 0.0
+    layout: GraphLayout | None = None
+    unavailable: dict[str, str] = field(default_factory=dict)
+    needs_pointing: set[str] = field(default_factory=set)
+    calls: list[CallRow] = field(default_factory=list)
+    node_state: dict[NodeKey, str] = field(default_factory=dict)
+    retries: dict[NodeKey, int] = field(default_factory=dict)
+    measured: dict[NodeKey, tuple[float, float]] = field(default_factory=dict)
+    chosen: list[NodeKey] = field(default_factory=list)
+    predicted: list[NodeKey] = field(default_factory=list)
+    path: E.PathChosen | None = None
+    done_subtasks: dict[str, E.SubtaskDone] = field(default_factory=dict)
+    llm: list[E.LlmCall] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    question: str | None = None
+    outcome: E.TurnDone | None = None
+    status: str = "planning"  # planning, searching, done, partial, failed, stopped
+    result_version: int | None = None
+    _popped: tuple[NodeKey, bool] | None = None
+
+    # -- folding ---------------------------------------------------------------------------------------------
+
+    def apply(self, ev: E.Event) -> None:
+        """Fold one event into the view."""
+        if isinstance(ev, E.PlanReady):
+            self.plan = ev.plan
+            self.planner_seconds = max(self.planner_seconds, ev.seconds)
+        elif isinstance(ev, E.LlmCall):
+            self.llm.append(ev)
+        elif isinstance(ev, E.PlannerFallback):
+            self.notes.append(f"The LLM plan was not used: {ev.reason}")
+        elif isinstance(ev, E.ClarificationNeeded):
+            self.question = ev.question
+            self.status = "failed"
+        elif isinstance(ev, E.SubgraphBuilt):
+            self.status = "searching"
+            self.unavailable.update(dict(ev.unavailable))
+        elif isinstance(ev, E.NodeQueued | E.NodePopped):
+            self._node_event(ev)
+        elif isinstance(ev, E.ToolStarted):
+            key = self._key_for_run(ev.subtask_id, ev.tool)
+            self.node_state[key] = "running"
+            self.calls.append(CallRow(ev.subtask_id, ev.tool, ev.attempt, key))
+        elif isinstance(ev, E.ToolFinished):
+            row = self._open_call(ev.subtask_id, ev.tool)
+            row.seconds, row.quality, row.passed, row.reasons = ev.seconds, ev.quality, ev.passed, tuple(ev.reasons)
+            if ev.passed:
+                self.node_state[row.key] = "retried" if row.attempt > 0 else "executed"
+                self.measured[row.key] = (ev.seconds, ev.quality)
+        elif isinstance(ev, E.Retry):
+            key = self._last_key(ev.subtask_id, ev.tool)
+            self.retries[key] = self.retries.get(key, 0) + 1
+            self.node_state[key] = "retried"
+        elif isinstance(ev, E.ToolFailed):
+            key = self._last_key(ev.subtask_id, ev.tool)
+            self.node_state[key] = "failed"
+            for row in reversed(self.calls):
+                if row.key == key:
+                    row.dropped = ev.reason
+                    break
+        elif isinstance(ev, E.PathChosen):
+            self.path = ev
+            self.chosen = path_keys(ev.path)
+            self.predicted = []
+        elif isinstance(ev, E.SearchFailed):
+            self.errors.append(f"No tool path passed its checks: {ev.reason}.")
+        elif isinstance(ev, E.SubtaskDone):
+            self.done_subtasks[ev.subtask_id] = ev
+        elif isinstance(ev, E.ErrorEvent):
+            if ev.message not in self.errors:
+                self.errors.append(ev.message)
+        elif isinstance(ev, E.TurnDone):
+            self.outcome = ev
+            self.unavailable.update(ev.skipped)
+            if ev.image is None:
+                self.status = "failed"
+            else:
+                self.status = "done" if ev.ok else "partial"
+
+    def _node_event(self, ev: E.NodeQueued | E.NodePopped) -> None:
+        if ev.tool in (START, GOAL) or not ev.subtask_id:
+            return
+        key = self.layout.match(ev.subtask_id, ev.tool, ev.path) if self.layout else (ev.subtask_id, (ev.tool,))
+        if isinstance(ev, E.NodePopped):
+            self._popped = (key, ev.executed)
+        elif self.node_state.get(key, "idle") == "idle":
+            self.node_state[key] = "queued"
+
+    def _key_for_run(self, sid: str, tool: str) -> NodeKey:
+        if self._popped is not None:
+            key, executed = self._popped
+            if key[0] == sid and key[1][-1] == tool and not executed:
+                return key
+            if key[0] == sid:  # eager expansion runs children of the popped node
+                return (sid, (*key[1], tool))
+        return (sid, (tool,))
+
+    def _open_call(self, sid: str, tool: str) -> CallRow:
+        for row in reversed(self.calls):
+            if row.subtask_id == sid and row.tool == tool and row.passed is None:
+                return row
+        row = CallRow(sid, tool, 0, (sid, (tool,)))
+        self.calls.append(row)
+        return row
+
+    def _last_key(self, sid: str, tool: str) -> NodeKey:
+        for row in reversed(self.calls):
+            if row.subtask_id == sid and row.tool == tool:
+                return row.key
+        return (sid, (tool,))
+
+    def stop(self) -> None:
+        self.status = "stopped"
+        for k, s in self.node_state.items():
+            if s == "running":
+                self.node_state[k] = "queued"
+
+    # -- numbers ---------------------------------------------------------------------------------------------
+
+    def totals(self) -> dict[str, float]:
+        """Turn totals for the ledger and the store."""
+        done = [c for c in self.calls if c.seconds is not None]
+        tool_seconds = sum(c.seconds or 0.0 for c in done)
+        return {
+            "seconds": self.outcome.seconds if self.outcome else time.perf_counter() - self.started,
+            "tool_seconds": tool_seconds,
+            "executions": len(done),
+            "retries": sum(1 for c in self.calls if c.attempt > 0),
+            "path_seconds": self.path.seconds if self.path else 0.0,
+            "quality": self.outcome.quality if self.outcome else 0.0,
+            "llm_calls": len(self.llm),
+            "llm_tokens": sum(c.prompt_tokens + c.completion_tokens for c in self.llm),
+            "llm_seconds": sum(c.seconds for c in self.llm),
+            "llm_cost": sum(c.cost or 0.0 for c in self.llm),
+        }
+
+    def subtask_state(self, sid: str) -> str:
+        if sid in self.done_subtasks:
+            return "done"
+        if sid in self.unavailable:
+            return "skipped"
+        if self.status == "stopped":
+            return "stopped"
+        if any(c.subtask_id == sid and c.passed is None and not c.dropped for c in self.calls):
+            return "running" if self.status == "searching" else "pending"
+        if self.status in ("failed", "partial", "done"):
+            return "failed"
+        return "pending"

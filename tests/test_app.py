@@ -88,6 +88,56 @@ def test_edit_undo_branch_score_export(app_server: AppServer, tmp_path: Path) ->
         assert SECRET_KEY not in z.read("manifest.json").decode()
 
 
+def blob_scene(path: Path) -> tuple[Path, np.ndarray]:
+    """A shaded green blob (centre 110,80, radius 40) on a blue background; returns the file and the blob's pixels."""
+    yy, xx = np.mgrid[0:160, 0:220]
+    img = np.full((160, 220, 3), (70, 110, 160), np.uint8)
+    blob = np.hypot(xx - 110, yy - 80) <= 40
+    shade = np.clip(1.1 - np.hypot(xx - 95, yy - 65) / 80.0, 0.4, 1.0)
+    img[blob] = np.stack([60 * shade, 190 * shade, 70 * shade], -1)[blob].astype(np.uint8)
+    Image.fromarray(img).save(path)
+    return path, blob
+
+
+def test_a_brush_mask_alone_points_at_the_object(app_server: AppServer, tmp_path: Path) -> None:
+    from gradio_client import handle_file
+
+    c = client(app_server)
+    sid = c.predict(api_name="/new_session")
+    scene, blob = blob_scene(tmp_path / "blob.png")
+    yy, xx = np.mgrid[0:160, 0:220]
+    painted = np.hypot(xx - 110, yy - 80) <= 42  # a brush stroke over the blob, a little past its edge
+    Image.fromarray(np.where(painted, 255, 0).astype(np.uint8)).save(tmp_path / "mask.png")
+    Image.fromarray(np.zeros((40, 50), np.uint8)).save(tmp_path / "small.png")
+    Image.fromarray(np.zeros((160, 220), np.uint8)).save(tmp_path / "black.png")
+    args = (1.0, 0.8, "", "")
+    result, report = c.predict(
+        sid,
+        handle_file(str(scene)),
+        "recolor the blob to pink",
+        *args,
+        handle_file(str(tmp_path / "mask.png")),
+        api_name="/edit",
+    )
+    assert report["status"] == "done" and report["ok"], report["message"]
+    assert "brush mask of" in report["region"] and report["subtasks"][0]["kind"] == "object_recoloration"
+    before = np.asarray(Image.open(scene).convert("RGB")).astype(int)
+    after = np.asarray(Image.open(result).convert("RGB")).astype(int)
+    assert (after[blob, 0] > after[blob, 1]).mean() > 0.99  # green became pink inside
+    far = np.hypot(xx - 110, yy - 80) > 50  # beyond the brush and its feathered edge
+    assert np.array_equal(after[far], before[far])
+
+    history = c.predict(sid, api_name="/history")
+    for mask, message in (
+        ("small.png", "brush mask is 50x40 but the current image is 220x160"),
+        ("black.png", "brush mask is empty"),
+    ):
+        with pytest.raises(Exception, match=message) as e:
+            c.predict(sid, None, "make it pink", *args, handle_file(str(tmp_path / mask)), api_name="/edit")
+        assert "Traceback" not in str(e.value)
+    assert c.predict(sid, api_name="/history") == history  # nothing lost, nothing added
+
+
 def test_two_clients_at_once_see_only_their_own_history(app_server: AppServer, tmp_path: Path) -> None:
     colours = [(236, 200, 200), (200, 236, 200)]
     results: dict[int, tuple] = {}

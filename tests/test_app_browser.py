@@ -1,5 +1,6 @@
 """The page in Debian's headless Chromium (Playwright): upload, a text replacement by Enter, the tree and the A* path
-drawn, history surviving a refresh. Leaves a screenshot in artifacts/ for people to look at."""
+drawn, history surviving a refresh, a brush mask painted on the image. Leaves screenshots in artifacts/ for people to
+look at."""
 
 from __future__ import annotations
 
@@ -73,5 +74,41 @@ def test_text_replacement_in_the_browser(app_server: AppServer, browser) -> None
     page.wait_for_selector("#gallery .thumbnail-item", timeout=30_000)
     assert page.locator("#gallery .thumbnail-item").count() == 2
     page.screenshot(path=str(ARTIFACTS / "app-history.png"), full_page=True)
+    assert not [e for e in errors if "getAttribute" not in e], errors
+    page.close()
+
+
+def test_a_brush_mask_in_the_browser(app_server: AppServer, browser) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(app_server.url)
+    page.wait_for_selector("#status >> text=Running on", timeout=60_000)
+    page.set_input_files("#current-image input[type=file]", str(ROOT / "assets" / "red_ball.png"))
+    page.wait_for_selector("#slider img", timeout=30_000)
+    page.click("#brush-panel >> text=Brush a mask")
+    page.wait_for_selector("#brush-editor canvas", timeout=30_000)
+    page.wait_for_timeout(500)  # the current image is drawn into the editor
+    page.click("#brush-editor button[aria-label='Brush']")
+    canvas = page.locator("#brush-editor canvas").first.bounding_box()
+    assert canvas is not None
+    x, y = canvas["x"] + canvas["width"] * 0.57, canvas["y"] + canvas["height"] * 0.48
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for k in range(1, 16):
+        page.mouse.move(x + 3 * k, y + (k % 4))
+    page.mouse.up()
+    page.click("#use-brush")
+    page.wait_for_selector("#points >> text=Brush mask set", timeout=30_000)
+    assert " px" in page.inner_text("#points")
+    # the prediction now starts from the mask: a recolouring path straight from it, no grounding first
+    page.fill("#instruction textarea", "make the ball blue")
+    page.wait_for_selector("#prediction >> text=Prediction at α = 1", timeout=30_000)
+    current = page.inner_text("#prediction").splitlines()[0]  # without the mask: colour_grounder → recolor_lab
+    assert " via recolor_" in current, current
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator("#brush-panel").screenshot(path=str(ARTIFACTS / "app-brush.png"))
+    page.click("#clear-brush")
+    page.wait_for_selector("#points >> text=No target marked", timeout=30_000)
     assert not [e for e in errors if "getAttribute" not in e], errors
     page.close()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from costa.errors import InputError
-from costa.pointing import click_region, describe_region, region_from_pointing
+from costa.pointing import brush_mask, click_region, describe_region, region_from_pointing
 
 
 def scene() -> np.ndarray:
@@ -48,3 +48,33 @@ def test_bad_clicks_are_clear_messages() -> None:
         region_from_pointing(scene(), [(500, 5)])
     with pytest.raises(InputError, match="background"):
         region_from_pointing(scene(), [(2, 2)])  # the grey background is most of the image
+
+
+def test_a_brush_layer_becomes_a_mask_and_its_box() -> None:
+    layer = np.zeros((100, 140, 4), np.uint8)  # an editor's brush layer: strokes opaque on a transparent canvas
+    layer[30:70, 40:80] = (255, 0, 140, 255)
+    layer[30:70, 80] = (255, 0, 140, 60)  # a faint anti-aliased edge is not painted
+    mask = brush_mask(layer, 140, 100)
+    assert mask.data.dtype == bool and mask.data.shape == (100, 140) and mask.area == 40 * 40
+    region = region_from_pointing(scene(), brush=mask)
+    assert region.masks == (mask,) and [(b.x, b.y, b.w, b.h) for b in region.boxes] == [(40, 30, 40, 40)]
+    assert describe_region(region) == "box 40,30,40,40; brush mask of 1,600 px"
+    white = np.zeros((100, 140, 3), np.uint8)  # a mask image without transparency: white is the region
+    white[30:70, 40:80] = 255
+    assert np.array_equal(brush_mask(white, 140, 100).data, mask.data)
+    assert brush_mask([layer, white[..., 0] // 2], 140, 100).area == mask.area  # grey 127 is not white enough
+
+
+def test_bad_brush_layers_are_clear_messages() -> None:
+    with pytest.raises(InputError, match="brush mask is empty"):
+        brush_mask(np.zeros((100, 140, 4), np.uint8), 140, 100)
+    with pytest.raises(InputError, match="no brush strokes"):
+        brush_mask([], 140, 100)
+    painted = np.full((50, 70, 4), 255, np.uint8)
+    with pytest.raises(InputError, match=r"brush mask is 70x50 but the current image is 140x100 \(the image changed"):
+        brush_mask(painted, 140, 100)
+    with pytest.raises(InputError, match="brush layer must be"):
+        brush_mask(np.zeros((100, 140, 2), np.uint8), 140, 100)
+    old = brush_mask(painted, 70, 50)  # a mask made for an earlier image of another size
+    with pytest.raises(InputError, match="brush mask is 70x50 but the current image is 140x100"):
+        region_from_pointing(scene(), brush=old)

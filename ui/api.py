@@ -15,6 +15,8 @@ import gradio as gr
 import numpy as np
 
 from costa.errors import InputError
+from costa.pointing import brush_mask
+from costa.types import Mask
 from ui.workspace import Workspace, is_tool_event, report
 
 
@@ -38,6 +40,32 @@ def parse_clicks(text: str | None) -> list[tuple[int, int]]:
     return out
 
 
+def read_brush(path: str, width: int, height: int) -> Mask:
+    """A brush mask from an image file of the current image's size: white (or, with transparency, opaque) = region.
+
+    The size is checked from the file's header before its pixels are decoded.
+
+    Raises:
+        InputError: not a readable image, another size than the width x height image, or nothing marked.
+    """
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as img:
+            if img.size != (width, height):
+                raise InputError(
+                    f"the brush mask is {img.width}x{img.height} but the current image is {width}x{height}: "
+                    "send a mask of the same size (white = region)"
+                )
+            transparent = img.mode in ("RGBA", "LA", "PA") or "transparency" in img.info
+            data = np.asarray(img.convert("RGBA" if transparent else "RGB"))
+    except InputError:
+        raise
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as e:
+        raise InputError("the brush mask is not an image costa can read: send a PNG, white = region") from e
+    return brush_mask(data, width, height)
+
+
 def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: Callable[..., Any]) -> None:
     """Create the hidden inputs/outputs and the named endpoints (call inside the page's Blocks)."""
     settings = ws.settings
@@ -49,6 +77,7 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
         threshold_in = gr.Number(label="threshold", value=settings.threshold)
         box_in = gr.Textbox(label="box")
         clicks_in = gr.Textbox(label="clicks")
+        brush_in = gr.File(label="brush", type="filepath")
         version_id_in = gr.Number(label="version_id", precision=0)
         turn_id_in = gr.Number(label="turn_id", precision=0)
         subtask_id_in = gr.Textbox(label="subtask_id")
@@ -80,6 +109,7 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
         box: str | None,
         clicks: str | None,
         request: gr.Request,
+        brush: str | None = None,  # last and defaulted: gradio_client calls from before it existed keep working
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Edit the session's current image by an instruction; streams the turn report, then the result image.
 
@@ -91,6 +121,7 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
             threshold: quality each checked step must reach, in [0, 1] (default 0.8).
             box: target region "x,y,w,h" in pixels, for objects costa cannot find by itself; may be empty.
             clicks: target clicks "x,y;x,y" in pixels (one click: a region, two or more: a box); may be empty.
+            brush: a brush mask image (PNG) of the image's size, white = the region to edit; may be empty.
         """
         sid, file, text, a, th, box_text, click_text = session_id, image, instruction, alpha, threshold, box, clicks
         owner = owner_of(request)
@@ -103,8 +134,14 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
         notes: list[str] = []
         if file:
             _, notes = ws.upload(sid, owner, file)
+        mask = None
+        if brush:
+            current = head(sid, owner)
+            if current is None:
+                raise InputError("upload an image first, then send a brush mask of its size")
+            mask = read_brush(brush, current.shape[1], current.shape[0])
         view = None
-        for view, ev in ws.run(sid, owner, text, a, th, points, box_text or ""):
+        for view, ev in ws.run(sid, owner, text, a, th, points, box_text or "", brush=mask):
             if is_tool_event(ev):
                 yield gr.skip(), {**report(view, sid), "notes": notes}
         if view is not None:
@@ -187,7 +224,7 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
         (new_session, [], [out_session], "new_session", {}),
         (
             edit,
-            [session_id_in, image_in, instruction_in, alpha_in, threshold_in, box_in, clicks_in],
+            [session_id_in, image_in, instruction_in, alpha_in, threshold_in, box_in, clicks_in, brush_in],
             [out_image, out_report],
             "edit",
             gpu,

@@ -23,6 +23,7 @@ import numpy as np
 from costa.errors import CostaError, InputError
 from costa.events import LlmCall
 from costa.services import Services
+from costa.types import Mask
 from ui import render as R
 from ui.overlays import annotate, gpu_present, llm_line, points_text, status_line, thumbnail
 from ui.workspace import ALPHA_GRID, MAX_CLICKS, MODES, PlanResult, Workspace, is_tool_event
@@ -64,6 +65,13 @@ class UiState:
     selected: int | None = None
     head: tuple[int, np.ndarray] | None = None
     box: str = ""
+    brush: Mask | None = None
+    brush_open: bool = False
+    brush_version: int | None = None  # the version whose image the brush editor shows
+
+    def clear_pointing(self) -> None:
+        """Forget clicks and the brush mask (the image they were made on is no longer current)."""
+        self.clicks, self.brush = [], None
 
 
 def short_errors(fn: Callable[..., Any] | None = None, *, toast: bool = False) -> Any:
@@ -182,6 +190,25 @@ def build_ui(services: Services) -> gr.Blocks:
                         box = gr.Textbox(
                             label="Target box x,y,w,h (optional)", placeholder="e.g. 40,60,200,120", max_lines=1
                         )
+                        with gr.Accordion(
+                            "🖌 Brush a mask — paint exactly what to edit", open=False, elem_id="brush-panel"
+                        ) as brush_panel:
+                            brush_editor = gr.ImageEditor(
+                                label="Paint over the target, then press Use brush mask",
+                                type="numpy",
+                                image_mode="RGBA",
+                                sources=[],
+                                transforms=[],
+                                layers=False,
+                                brush=gr.Brush(colors=["#ff008c"], color_mode="fixed"),
+                                eraser=gr.Eraser(),
+                                format="png",
+                                height=360,
+                                elem_id="brush-editor",
+                            )
+                            with gr.Row():
+                                use_brush = gr.Button("Use brush mask", size="sm", elem_id="use-brush")
+                                clear_brush = gr.Button("Clear brush", size="sm", elem_id="clear-brush")
                         examples = gr.Dataset(
                             label="Examples — one click loads image and instruction",
                             components=["image", "textbox", "textbox"],
@@ -275,10 +302,10 @@ def build_ui(services: Services) -> gr.Blocks:
         def region_of(state: UiState, img: np.ndarray | None, box_text: str = "") -> tuple[Any, str]:
             from costa.pointing import region_from_pointing
 
-            if img is None or not (state.clicks or (box_text or "").strip()):
+            if img is None or not (state.clicks or (box_text or "").strip() or state.brush is not None):
                 return None, ""
             try:
-                return region_from_pointing(img, state.clicks, box_text or ""), ""
+                return region_from_pointing(img, state.clicks, box_text or "", state.brush), ""
             except InputError as e:
                 return None, str(e)
 
@@ -301,8 +328,9 @@ def build_ui(services: Services) -> gr.Blocks:
             ]
             totals = R.session_totals(ws.session_totals(sid))
             return {
+                **brush_sync(state),
                 image: annotate(img, region) if img is not None else None,
-                points: points_text(state.clicks, note),
+                points: points_text(state.clicks, note, brush_px(state)),
                 slider: ws.before_after(sid, owner),
                 chat: state.past[-MAX_PAST_MESSAGES:],
                 tree: R.tree_markdown(state.last_view),
@@ -316,6 +344,20 @@ def build_ui(services: Services) -> gr.Blocks:
                 sessions: gr.update(choices=_session_choices(ws, state), value=sid),
                 **evaluation.refresh(state),
             }
+
+        def brush_px(state: UiState) -> int:
+            return state.brush.area if state.brush is not None else 0
+
+        def editor_value(img: np.ndarray | None) -> dict[str, Any] | None:
+            return {"background": img, "layers": [], "composite": img} if img is not None else None
+
+        def brush_sync(state: UiState) -> dict[Any, Any]:
+            """Show the current image in the open brush editor when it changed (strokes on the old one are dropped)."""
+            shown = state.head[0] if state.head else None
+            if not state.brush_open or shown == state.brush_version:
+                return {}
+            state.brush_version = shown
+            return {brush_editor: editor_value(state.head[1] if state.head else None)}
 
         def predict(state: UiState, text: str, a: float, box_text: str, show_graph: bool = True) -> dict[Any, Any]:
             """The α readout (and, when idle, the plan tree and predicted path) for what is typed now."""
@@ -394,7 +436,8 @@ def build_ui(services: Services) -> gr.Blocks:
                 return snapshot(state)
             for note in notes:
                 gr.Info(note)
-            state.clicks, state.selected = [], None
+            state.clear_pointing()
+            state.selected = None
             return snapshot(state)  # the prediction follows (.then) with the instruction as it is by then
 
         @ui_errors
@@ -404,7 +447,8 @@ def build_ui(services: Services) -> gr.Blocks:
                 raise InputError("that example is not available")
             file, text, box_text = available[index]
             ws.upload(state.session_id, state.owner, ASSETS / file, file)
-            state.clicks, state.selected, state.box = [], None, box_text
+            state.clear_pointing()
+            state.selected, state.box = None, box_text
             return {**snapshot(state), instruction: text, box: box_text, **predict(state, text, a, box_text)}
 
         @ui_errors
@@ -420,7 +464,11 @@ def build_ui(services: Services) -> gr.Blocks:
                 state.clicks = state.clicks[:-1]
                 region, _ = region_of(state, img, state.box)
             shown = annotate(img, region) if region is not None else img
-            return {image: shown, points: points_text(state.clicks, note), **predict(state, text, a, box_text)}
+            return {
+                image: shown,
+                points: points_text(state.clicks, note, brush_px(state)),
+                **predict(state, text, a, box_text),
+            }
 
         @ui_errors
         def on_clear_points(state: UiState, text: str, a: float, box_text: str) -> dict[Any, Any]:
@@ -428,7 +476,7 @@ def build_ui(services: Services) -> gr.Blocks:
             img = state.head[1] if state.head else head_image(state)
             region, note = region_of(state, img, state.box)
             shown = annotate(img, region) if img is not None and region is not None else img
-            return {image: shown, points: points_text([], note), **predict(state, text, a, box_text)}
+            return {image: shown, points: points_text([], note, brush_px(state)), **predict(state, text, a, box_text)}
 
         @ui_errors
         def on_predict(state: UiState, text: str, a: float, box_text: str) -> dict[Any, Any]:
@@ -440,7 +488,59 @@ def build_ui(services: Services) -> gr.Blocks:
             img = state.head[1] if state.head else head_image(state)
             region, note = region_of(state, img, state.box)
             shown = annotate(img, region) if img is not None and region is not None else img
-            return {image: shown, points: points_text(state.clicks, note), **predict(state, text, a, box_text)}
+            return {
+                image: shown,
+                points: points_text(state.clicks, note, brush_px(state)),
+                **predict(state, text, a, box_text),
+            }
+
+        @ui_errors
+        def on_brush_open(state: UiState) -> dict[Any, Any]:
+            state.brush_open = True
+            if state.head is None:
+                head_image(state)
+            state.brush_version = None  # load the current image even if an older one is still shown
+            return brush_sync(state)
+
+        def on_brush_close(state: UiState) -> None:
+            if state is not None:
+                state.brush_open = False
+
+        @ui_errors
+        def on_use_brush(state: UiState, value: Any, text: str, a: float, box_text: str) -> dict[Any, Any]:
+            from costa.pointing import brush_mask
+
+            img = state.head[1] if state.head else head_image(state)
+            if img is None:
+                raise InputError("upload an image first, then paint on it")
+            layers = value.get("layers") if isinstance(value, dict) else None
+            if not layers:
+                raise InputError("nothing painted yet: paint over the target, then press Use brush mask")
+            state.brush = brush_mask(list(layers), img.shape[1], img.shape[0])
+            state.box = box_text or ""
+            region, note = region_of(state, img, state.box)
+            gr.Info(f"Brush mask set: {state.brush.area:,} px. The next edit uses it.")
+            shown = annotate(img, region) if region is not None else img
+            return {
+                image: shown,
+                points: points_text(state.clicks, note, brush_px(state)),
+                **predict(state, text, a, box_text),
+            }
+
+        @ui_errors
+        def on_clear_brush(state: UiState, text: str, a: float, box_text: str) -> dict[Any, Any]:
+            state.brush, state.box = None, box_text or ""
+            img = state.head[1] if state.head else head_image(state)
+            region, note = region_of(state, img, state.box)
+            shown = annotate(img, region) if img is not None and region is not None else img
+            out = {
+                image: shown,
+                points: points_text(state.clicks, note),
+                **predict(state, text, a, box_text),
+            }
+            if state.brush_open:
+                out[brush_editor] = editor_value(img)
+            return out
 
         def guard(state: UiState, text: str) -> None:
             if state is None:
@@ -458,7 +558,18 @@ def build_ui(services: Services) -> gr.Blocks:
         def on_send(state: UiState, text: str, a: float, th: float, box_text: str, m: str) -> Any:
             text = (text or "").strip()
             totals = R.session_totals(ws.session_totals(state.session_id))
-            run = ws.run(state.session_id, state.owner, text, a, th, state.clicks, box_text, m, state.plans.get(text))
+            run = ws.run(
+                state.session_id,
+                state.owner,
+                text,
+                a,
+                th,
+                state.clicks,
+                box_text,
+                m,
+                state.plans.get(text),
+                brush=state.brush,
+            )
             first = True
             view = None
             for view, ev in run:
@@ -481,7 +592,8 @@ def build_ui(services: Services) -> gr.Blocks:
             state.past = [*state.past, *R.chat_messages(view)][-MAX_PAST_MESSAGES:]
             state.last_view = view
             if view.status in ("done", "partial"):
-                state.clicks, state.box = [], ""
+                state.clear_pointing()
+                state.box = ""
             state.plans = {}
             done = snapshot(state)  # the prediction follows (.then) for whatever is typed by now
             if not state.box:
@@ -513,7 +625,7 @@ def build_ui(services: Services) -> gr.Blocks:
                         "the other future is kept in History."
                     )
                 state.past = [*state.past, {"role": "assistant", "content": note}]
-                state.clicks = []
+                state.clear_pointing()
                 return snapshot(state)
 
             handler.__name__ = f"on_{action}"
@@ -548,6 +660,7 @@ def build_ui(services: Services) -> gr.Blocks:
         def on_new_session(state: UiState) -> dict[Any, Any]:
             session = ws.store.create_session(state.owner)
             fresh = UiState(session_id=session.id, owner=state.owner, known=[session.id, *state.known][:10])
+            fresh.brush_open = state.brush_open
             return {browser: {"current": session.id, "known": fresh.known}, ui: fresh, **snapshot(fresh)}
 
         @ui_errors
@@ -556,6 +669,7 @@ def build_ui(services: Services) -> gr.Blocks:
                 return {}
             session = ws.store.session(sid, state.owner)
             fresh = UiState(session_id=session.id, owner=state.owner, known=state.known)
+            fresh.brush_open = state.brush_open
             views = ws.turn_views(session.id, state.owner)
             fresh.past = [m for v in views for m in R.chat_messages(v)]
             fresh.last_view = views[-1] if views else None
@@ -585,6 +699,7 @@ def build_ui(services: Services) -> gr.Blocks:
             compare,
             selected_md,
             downloads,
+            brush_editor,
             *evaluation.outputs,
         ]
         private: dict[str, Any] = {"api_visibility": "private"}
@@ -595,6 +710,10 @@ def build_ui(services: Services) -> gr.Blocks:
         )
         image.select(on_click, [ui, instruction, alpha, box], everything, show_progress="hidden", **private)
         clear_points.click(on_clear_points, [ui, instruction, alpha, box], everything, **private)
+        brush_panel.expand(on_brush_open, [ui], everything, **private)
+        brush_panel.collapse(on_brush_close, [ui], None, queue=False, **private)
+        use_brush.click(on_use_brush, [ui, brush_editor, instruction, alpha, box], everything, **private)
+        clear_brush.click(on_clear_brush, [ui, instruction, alpha, box], everything, **private)
         examples.click(on_example, [ui, examples, alpha], everything, **private)
         # the rule planner is instant, so predictions follow every keystroke; an LLM planner is asked once the user
         # leaves the box (its plan is cached per instruction, so moving α never asks it again)
@@ -672,18 +791,21 @@ c = Client("http://127.0.0.1:7860")
 sid = c.predict(api_name="/new_session")
 image, report = c.predict(sid, handle_file("sign.png"), "replace the text 'SALE' with 'OPEN'", 1.0, 0.8, "", "",
                           api_name="/edit")
+# a brush mask: a PNG of the image's size, white = the region to edit (the last input, optional)
+image, report = c.predict(sid, None, "make it pink", 1.0, 0.8, "", "", handle_file("mask.png"), api_name="/edit")
 c.predict(sid, api_name="/history"); c.predict(sid, api_name="/undo")
 c.predict(sid, 2, api_name="/branch")                 # make version 2 current; later edits start a new branch
 c.predict(sid, report["turn_id"], "s1", 1.0, "looks right", "alice", api_name="/score")
 image_file, bundle_zip = c.predict(sid, api_name="/export")
 ```
 
-`box` is "x,y,w,h" and `clicks` "x,y;x,y" in pixels; `/edit` streams its report (plan, tool calls, costs, log).
+`box` is "x,y,w,h" and `clicks` "x,y;x,y" in pixels; `brush` is a mask image of the image's size (white, or opaque
+on a transparent layer, = region); `/edit` streams its report (plan, tool calls, costs, log).
 
 | endpoint | inputs | returns |
 |---|---|---|
 | `/new_session` | — | a session id (keep it: it is the key to your history) |
-| `/edit` | session_id, image (None: current), instruction, alpha, threshold, box, clicks | image, turn report |
+| `/edit` | session_id, image (None: current), instruction, alpha, threshold, box, clicks, brush | image, turn report |
 | `/history` | session_id | versions (with SHA-256) and turns |
 | `/undo`, `/redo` | session_id | current image, history |
 | `/branch` | session_id, version_id | current image, history |

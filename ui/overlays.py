@@ -1,4 +1,5 @@
-"""Pictures the page shows besides the edit itself: click markers over the image, version thumbnails, the status line.
+"""Pictures the page shows besides the edit itself: click markers and brush masks over the image, version
+thumbnails, the status line.
 
 Pure functions of their inputs (the status line reads the machine once per call, never at import).
 """
@@ -73,11 +74,18 @@ def status_line(device_gpu: bool, llm: str, ready: int, total: int, session_id: 
     )
 
 
-def points_text(clicks: Sequence[tuple[int, int]], note: str = "") -> str:
+def points_text(clicks: Sequence[tuple[int, int]], note: str = "", brush_px: int = 0) -> str:
+    """The pointing status line: what is marked as the target (clicks, a brush mask) or why it was refused."""
     if note:
         return f"📍 {note}"
+    brush = f"🖌 Brush mask set: {brush_px:,} px (tinted) is the target. " if brush_px else ""
     if not clicks:
-        return "📍 No target marked. Click the image to point at what to edit (1 click: a region, 2+: a box)."
+        if brush:
+            return brush.rstrip()
+        return (
+            "📍 No target marked. Click the image to point at what to edit (1 click: a region, 2+: a box), "
+            "or paint it with the brush below."
+        )
     if len(clicks) == 1:
-        return f"📍 1 click at {clicks[0][0]},{clicks[0][1]}: the tinted region is the target."
-    return f"📍 {len(clicks)} clicks: the box around them is the target."
+        return f"{brush}📍 1 click at {clicks[0][0]},{clicks[0][1]}: the tinted region is the target."
+    return f"{brush}📍 {len(clicks)} clicks: the box around them is the target."

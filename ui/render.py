@@ -181,7 +181,8 @@ def pointing_hint(view: TurnView, sid: str) -> str:
     target = view.plan.by_id(sid).target or "the object"
     return (
         f"this machine cannot find **'{target}'** by itself. Click on it in the image (one click picks the region "
-        "around the click; two clicks span a box) or type a box x,y,w,h, then press Send again."
+        "around the click; two clicks span a box), paint over it with the brush, or type a box x,y,w,h, then press "
+        "Send again."
     )
 
 

@@ -30,7 +30,7 @@ from costa.pointing import describe_region, region_from_pointing
 from costa.search import check_alpha, predict_best
 from costa.services import Services
 from costa.store import Session, Store, Turn, Version, accuracy
-from costa.types import Plan
+from costa.types import Mask, Plan
 from ui.turnview import GraphLayout, TurnView
 
 log = logging.getLogger(__name__)
@@ -311,11 +311,14 @@ class Workspace:
         box: str = "",
         mode: str = "lazy",
         cached: PlanResult | None = None,
+        brush: Mask | None = None,
     ) -> Iterator[tuple[TurnView, Event | None]]:
         """Run one turn on the session's current image, yielding (view, event) as it goes; last event is None.
 
+        `brush` is a painted mask of the current image's size (see `costa.pointing.brush_mask`).
+
         Raises:
-            InputError: unknown session, no image yet, a turn already running, bad α/threshold/box/clicks.
+            InputError: unknown session, no image yet, a turn already running, bad α/threshold/box/clicks/brush.
         """
         session = self.store.session(session_id, owner)
         alpha = self.settings.alpha if alpha is None else float(alpha)
@@ -332,7 +335,7 @@ class Workspace:
             raise InputError("a turn is already running in this session: wait for it to finish or press Stop")
         try:
             yield from self._run_locked(
-                session, rt, instruction.strip(), alpha, threshold, list(clicks), box or "", mode, cached
+                session, rt, instruction.strip(), alpha, threshold, list(clicks), box or "", mode, cached, brush
             )
         finally:
             rt.lock.release()
@@ -348,16 +351,19 @@ class Workspace:
         box: str,
         mode: str,
         cached: PlanResult | None,
+        brush: Mask | None = None,
     ) -> Iterator[tuple[TurnView, Event | None]]:
         rt.stop.clear()
         if session.head is None:
             raise InputError("upload an image first")
         head = self.store.version(session.id, session.head)
         image = self.store.load_image(head)
-        region = region_from_pointing(image, clicks, box)
+        region = region_from_pointing(image, clicks, box, brush)
         view = TurnView(instruction, self.names, threshold, region_note=describe_region(region), reads=self.reads)
         history = [t.instruction for t in self.store.turns(session.id)][-HISTORY_TURNS:]
         params = {"alpha": alpha, "threshold": threshold, "mode": mode, "clicks": clicks, "box": box}
+        if brush is not None:
+            params["brush_px"] = brush.area
         params["given"] = sorted(region.artifacts())
         params["region_note"] = view.region_note
         turn_id = self.store.start_turn(session.id, head.id, instruction, None, params)
@@ -666,6 +672,7 @@ def report(view: TurnView, session_id: str) -> dict[str, Any]:
         "status": view.status,
         "ok": bool(view.outcome and view.outcome.ok),
         "version_id": view.result_version,
+        "region": view.region_note,
         "plan": plan.model_dump(mode="json") if plan is not None else None,
         "subtasks": [
             {

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from costa.checks import CheckContext, check_step
-from costa.errors import InputError, ToolError
+from costa.errors import GroundingError, InputError, ToolError
 from costa.events import ErrorEvent, Event, PlanReady, SubgraphBuilt, SubtaskDone, TurnDone
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
@@ -72,6 +72,24 @@ class _Executor:
     region: UserRegion
     ctx: CheckContext
     params_log: dict[tuple[StepNode, int], dict[str, Any]] = field(default_factory=dict)
+    #: Why tools raised, in order, without repeats: (tool id, reason); and what would ground an unfound target.
+    failures: dict[tuple[str, str], None] = field(default_factory=dict)
+    advice: dict[str, None] = field(default_factory=dict)
+
+    def _record(self, tool: str, error: ToolError) -> None:
+        if isinstance(error, GroundingError):
+            self.failures[(tool, error.reason)] = None
+            if error.advice:
+                self.advice[error.advice] = None
+        else:
+            self.failures[(tool, str(error))] = None
+
+    def failure_summary(self) -> str:
+        """What the tools reported when they failed, and what would ground an unfound target ("" when nothing)."""
+        text = "; ".join(f"{tool}: {why}" for tool, why in self.failures)
+        if self.advice:
+            text += ". " + " ".join(f"{a}." for a in self.advice)
+        return text
 
     def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
         tables = self.services.tables
@@ -91,6 +109,7 @@ class _Executor:
         try:
             output = tool(before, subtask, params)
         except ToolError as e:
+            self._record(node.tool, e)
             return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
         seconds = time.perf_counter() - t0
         after = before.with_output(output)
@@ -201,7 +220,10 @@ def run_turn(
     for obs in result.observations:
         services.estimates.observe(obs.node.tool, obs.node.kind, obs.seconds, obs.quality)
     if not result.found:
-        yield ErrorEvent(f"no tool path passed its checks: {result.reason}; the image is unchanged")
+        why = executor.failure_summary()
+        yield ErrorEvent(
+            f"no tool path passed its checks: {result.reason}; the image is unchanged" + (f" — {why}" if why else "")
+        )
         yield TurnDone(
             time.perf_counter() - t_start,
             result.spent_seconds,

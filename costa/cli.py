@@ -31,6 +31,13 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--threshold", type=float, default=None, help="quality each check must reach, in [0, 1]")
     e.add_argument("--box", help="target region x,y,w,h in pixels")
     e.add_argument("--mask", help="target mask image (white = region), same size as the image")
+    e.add_argument(
+        "--point",
+        action="append",
+        default=[],
+        metavar="X,Y[,neg]",
+        help="a click on the target in pixels (repeatable); add ',neg' for a click on background",
+    )
     e.add_argument("--eager", action="store_true", help="run every successor on expansion (benchmark baseline)")
     e.add_argument("--events", help="also write every event as JSON lines to this file")
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
@@ -59,6 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     bt.add_argument("--cases", type=int, default=12, help="synthetic cases per tool × subtask")
     bt.add_argument("--seed", type=int, default=0)
     bt.add_argument("--write", action="store_true", help="rewrite tool_tables/benchmark.csv with measured rows")
+    bt.add_argument("--tools", help="comma-separated tool ids to measure (default: every ready embedded tool)")
+    bk = bsub.add_parser("tasks", help="synthetic multi-step tasks: rule plan, run, verify each subtask against truth")
+    bk.add_argument("--n", type=int, default=20, help="tasks to generate and run")
+    bk.add_argument("--seed", type=int, default=0)
     bp = bsub.add_parser("planner", help="offline planner on the shared benchmark instructions: coverage and speed")
     bp.add_argument("--data", default=None, help="benchmark folder (default ../shared/benchmarks)")
     ba = bsub.add_parser("app", help="app start-up time, first streamed event, 8 concurrent clients × 5 edits")
@@ -195,7 +206,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
         ToolFinished,
         TurnDone,
     )
-    from costa.images import load_image, load_mask, parse_box, save_image
+    from costa.images import load_image, load_mask, parse_box, parse_point, save_image
     from costa.services import Services
 
     output = Path(args.output)
@@ -207,6 +218,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     region = UserRegion(
         boxes=(parse_box(args.box, w, h),) if args.box else (),
         masks=(load_mask(args.mask, w, h),) if args.mask else (),
+        points=tuple(parse_point(p, w, h) for p in args.point),
     )
     plan, planning_events = _plan(args.instruction, out, image, services.settings)
     _print_plan(plan, out)
@@ -346,7 +358,20 @@ def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
     elif args.bench == "tools":
         from costa.bench.tools_bench import run_tools_bench
 
-        print(run_tools_bench(cases=args.cases, seed=args.seed, write=args.write), file=out)
+        tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
+        if tools is not None:
+            from costa.tables import load_tables
+
+            unknown = sorted(set(tools) - set(load_tables().tools))
+            if unknown or not tools:
+                raise InputError(f"--tools names no known tool: {', '.join(unknown) or args.tools!r}")
+        print(run_tools_bench(cases=args.cases, seed=args.seed, write=args.write, tools=tools), file=out)
+    elif args.bench == "tasks":
+        from costa.bench.tasks import run_tasks_bench
+
+        if args.n < 1:
+            raise InputError(f"--n must be at least 1, got {args.n}")
+        print(run_tasks_bench(n=args.n, seed=args.seed), file=out)
     elif args.bench == "planner":
         from costa.bench.planner_bench import format_planner_report, run_planner_bench
 

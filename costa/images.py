@@ -10,7 +10,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from costa.errors import InputError
-from costa.types import Box, Mask
+from costa.types import Box, Mask, Point
 
 DEFAULT_MAX_PIXELS = 40_000_000
 
@@ -83,6 +83,32 @@ def parse_box(text: str, width: int, height: int) -> Box:
     if x < 0 or y < 0 or x + w > width or y + h > height:
         raise InputError(f"--box {text} is outside the {width}x{height} image")
     return Box(x, y, w, h, label="user box")
+
+
+_NEGATIVE_WORDS = ("neg", "negative", "bg", "background", "-")
+_POSITIVE_WORDS = ("pos", "positive", "fg", "object", "+")
+
+
+def parse_point(text: str, width: int, height: int) -> Point:
+    """Parse a click "x,y" (on the object) or "x,y,neg" (on background), in pixels, inside a width × height image."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) not in (2, 3):
+        raise InputError(f"--point must be x,y or x,y,neg in pixels, got {text!r}")
+    positive = True
+    if len(parts) == 3:
+        flag = parts[2].lower()
+        if flag not in _NEGATIVE_WORDS + _POSITIVE_WORDS:
+            raise InputError(f"--point {text!r}: the third field must be 'neg' (background) or 'pos', got {parts[2]!r}")
+        positive = flag in _POSITIVE_WORDS
+    try:
+        x, y = (int(float(v)) for v in parts[:2])
+    except ValueError as e:
+        raise InputError(f"--point must be x,y or x,y,neg in pixels, got {text!r}") from e
+    if not (0 <= x < width and 0 <= y < height):
+        raise InputError(
+            f"--point {x},{y} is outside the {width}x{height} image (x must be 0–{width - 1}, y 0–{height - 1})"
+        )
+    return Point(x, y, positive)
 
 
 def load_mask(path: str | Path, width: int, height: int) -> Mask:

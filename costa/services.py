@@ -82,27 +82,47 @@ class Services:
             if tool_id not in self._tools:
                 spec = self.tables.tools[tool_id]
                 cls = tool_class(tool_id)
-                self._tools[tool_id] = cls(spec, reader=self.reader) if spec.family == "ocr" else cls(spec)
+                tool = cls(spec, reader=self.reader) if spec.family == "ocr" else cls(spec)
+                tool.settings = self.settings  # limits such as max_pixels come from this process's settings
+                self._tools[tool_id] = tool
             return self._tools[tool_id]
 
     def why_not(self, tool_id: str) -> str | None:
         """Why `tool_id` cannot run here (status, missing package/weights/GPU), or None when it can."""
         spec: ToolSpec = self.tables.tools[tool_id]
         if spec.status != "ready" or tool_id not in REGISTRY:
-            need = []
-            if spec.requirements.python:
-                need.append("python: " + ", ".join(spec.requirements.python))
-            if spec.requirements.weights:
-                need.append("weights: " + ", ".join(spec.requirements.weights))
-            if spec.requirements.gpu:
-                need.append("a GPU")
-            if spec.backend == "api":
-                need.append("an API endpoint")
-            return f"planned ({spec.backend} backend, not implemented yet; needs {'; '.join(need) or 'code'})"
+            return self._planned_reason(spec)
         try:
             return self.tool(tool_id).missing()
         except ImportError as e:  # a tool module whose own import fails is reported, not fatal to the app
             return f"cannot import its module: {e}"
+
+    def _planned_reason(self, spec: ToolSpec) -> str:
+        """What a planned tool would need, with what of it this machine already has (nothing is imported)."""
+        import importlib.util
+
+        def have(module: str) -> str:
+            try:
+                return "installed" if importlib.util.find_spec(module) is not None else "missing"
+            except (ImportError, ValueError):
+                return "missing"
+
+        need = []
+        if spec.requirements.python:
+            need.append("Python " + ", ".join(f"{m} ({have(m)})" for m in spec.requirements.python))
+        if spec.requirements.weights:
+            need.append(
+                "weights " + ", ".join(spec.requirements.weights) + " (in COSTA_MODELS_DIR or the Hugging Face cache)"
+            )
+        if spec.requirements.gpu:
+            need.append("a CUDA GPU")
+        if spec.backend == "api":
+            endpoint = "set" if self.settings.openai_base_url or self.settings.openai_api_key else "not set"
+            need.append(f"an OpenAI-compatible endpoint (OPENAI_BASE_URL / OPENAI_API_KEY: {endpoint})")
+        what = {"neural": "a local neural model", "api": "a vision/language model behind an API"}.get(
+            spec.backend, "code"
+        )
+        return f"planned: not implemented in costa yet ({what}); would need " + ("; ".join(need) or "an implementation")
 
     def is_ready(self, tool_id: str) -> bool:
         return self.why_not(tool_id) is None

@@ -87,11 +87,14 @@ def test_unavailable_subtask_is_skipped_with_reason(services: Services) -> None:
 
 
 def test_recolour_needs_a_region_on_the_embedded_backend(services: Services) -> None:
+    # The colour grounder runs (it needs only the image) but "car" names no colour: the turn ends by saying what
+    # would ground it, and nothing is guessed.
     img = np.full((120, 160, 3), 200, np.uint8)
     plan = Plan(subtasks=(Subtask(id="s1", kind="object_recoloration", target="car", result="pink"),))
     events = run(services, img, plan)
-    built = next(e for e in events if isinstance(e, SubgraphBuilt))
-    assert "need inputs this turn does not have" in built.unavailable[0][1]
+    message = " ".join(e.message for e in events if isinstance(e, ErrorEvent))
+    assert "names no colour" in message and "Grounding DINO" in message and "draw a box" in message
+    assert events[-1].image is None and not events[-1].ok
 
 
 def test_recolour_with_box_runs_segment_then_recolour(services: Services) -> None:

@@ -42,17 +42,31 @@ def test_recolour_chains_match_the_costa_demo() -> None:
         assert "image" in T.tools[c[-1]].outputs
 
 
-def test_ready_only_recolour_needs_a_user_region() -> None:
-    assert subtask_chains(T, "object_recoloration", frozenset(), ready) == ()
+def test_ready_only_recolour_grounds_by_colour_word_or_user_region() -> None:
+    by_colour = {("colour_grounder", "recolor_lab"), ("colour_grounder", "recolor_hsv")}
+    assert set(subtask_chains(T, "object_recoloration", frozenset(), ready)) == by_colour
     with_box = set(subtask_chains(T, "object_recoloration", frozenset({"boxes"}), ready))
-    assert with_box == {
+    assert with_box == by_colour | {
         ("grabcut_segment", "recolor_lab"),
         ("grabcut_segment", "recolor_hsv"),
         ("box_mask", "recolor_lab"),
         ("box_mask", "recolor_hsv"),
     }
     with_mask = set(subtask_chains(T, "object_recoloration", frozenset({"masks"}), ready))
-    assert with_mask == {("recolor_lab",), ("recolor_hsv",)}
+    assert with_mask == by_colour | {("recolor_lab",), ("recolor_hsv",)}
+    with_clicks = set(subtask_chains(T, "object_recoloration", frozenset({"points"}), ready))
+    assert with_clicks == by_colour | {("points_grabcut", "recolor_lab"), ("points_grabcut", "recolor_hsv")}
+
+
+def test_privacy_and_background_chains_start_from_detectors() -> None:
+    assert set(subtask_chains(T, "privacy_blur", frozenset(), ready)) == {
+        (detector, "box_mask", editor)
+        for detector in ("haar_faces", "hog_people")
+        for editor in ("blur_region", "pixelate_region")
+    }
+    assert set(subtask_chains(T, "background_removal", frozenset(), ready)) == {("hog_people", "grabcut_background")}
+    with_mask = set(subtask_chains(T, "background_removal", frozenset({"masks"}), ready))
+    assert ("mask_background",) in with_mask
 
 
 def test_plan_graph_chains_subtasks_in_order() -> None:
@@ -102,5 +116,8 @@ def test_subtask_graph_for_local_search() -> None:
     s = Subtask(id="s7", kind="object_removal", target="cat", parents=("s1",))
     tg = build_subtask_graph(T, s, ready, given=frozenset({"masks"}))
     finals = {n.tools for n in tg.steps if n.final}
-    assert finals == {("remove_patchmatch",), ("remove_telea",)}
+    removers = ("remove_patchmatch", "remove_telea")
+    assert finals == {(r,) for r in removers} | {("colour_grounder", r) for r in removers} | {
+        ("hog_people", segmenter, r) for segmenter in ("grabcut_segment", "box_mask") for r in removers
+    }
     assert all(isinstance(n, StepNode) and n.order == ("s7",) for n in tg.steps)

@@ -38,7 +38,11 @@ TEXT_SIGN_KINDS = frozenset(
 )
 TEXT_CONTACT_KINDS = frozenset({"text_redaction"})
 OBJECT_KINDS = frozenset({"object_segmentation", "object_recoloration", "object_removal"})
-CASE_KINDS = TEXT_SIGN_KINDS | TEXT_CONTACT_KINDS | OBJECT_KINDS
+#: Kinds whose cases are faces or people (`costa.bench.cases_grounding`).
+GROUNDING_KINDS = frozenset({"privacy_blur", "object_detection", "background_removal"})
+#: Whole-image kinds (`costa.bench.cases_image`).
+IMAGE_KINDS = frozenset({"image_upscaling", "image_deblurring", "outpainting", "global_adjustment"})
+CASE_KINDS = TEXT_SIGN_KINDS | TEXT_CONTACT_KINDS | OBJECT_KINDS | GROUNDING_KINDS | IMAGE_KINDS
 
 #: Recolouring targets besides the object colours: the achromatic and dark ones a hue swap cannot reach.
 EXTRA_RECOLOUR_TARGETS = ("white", "black", "grey", "navy", "gold")
@@ -117,6 +121,14 @@ def make_cases(kind: str, n: int, seed: int = 0) -> list[BenchCase]:
     """
     if kind not in CASE_KINDS:
         raise ValueError(f"no synthetic cases for subtask {kind!r}; known: {sorted(CASE_KINDS)}")
+    if kind in GROUNDING_KINDS:
+        from costa.bench.cases_grounding import make_grounding_cases
+
+        return make_grounding_cases(kind, n, seed)
+    if kind in IMAGE_KINDS:
+        from costa.bench.cases_image import make_image_cases
+
+        return list(make_image_cases(kind, n, seed))
     rng = np.random.default_rng(scene_seeds(1, seed, f"subtask-{kind}")[0])
     cases: list[BenchCase] = []
     if kind in OBJECT_KINDS:
@@ -126,7 +138,9 @@ def make_cases(kind: str, n: int, seed: int = 0) -> list[BenchCase]:
                 names = [name for name, _ in OBJECT_COLOURS] + list(EXTRA_RECOLOUR_TARGETS)
                 others = [name for name in names if name != scene.colour_name]
                 result = others[int(rng.integers(len(others)))]
-            cases.append(BenchCase(Subtask(id="s1", kind=kind, target="object", result=result), obj=scene))
+            # The target names the object's colour, as a user would ("the red object"), so colour grounding can run.
+            target = f"{scene.colour_name} object"
+            cases.append(BenchCase(Subtask(id="s1", kind=kind, target=target, result=result), obj=scene))
         return cases
     family = "contact" if kind in TEXT_CONTACT_KINDS else "sign"
     # Text subtasks of one family share their scenes, so a detector's result on a scene serves all of them.

@@ -39,6 +39,7 @@ import numpy as np
 import yaml
 
 from costa.bench.cases import CASE_KINDS, BenchCase, make_cases, mask_iou, masked_psnr, target_found, word_recall
+from costa.bench.cases_image import ImageCase, image_truth
 from costa.checks import CheckContext, check_step
 from costa.errors import ToolError
 from costa.masks import dilate_mask
@@ -99,6 +100,7 @@ class PairResult:
 class _Run:
     services: Services
     ctx: CheckContext
+    seed: int = 0
     cases: dict[str, list[BenchCase]] = field(default_factory=dict)
     detected: dict[tuple[str, int], tuple[TextRegion, ...]] = field(default_factory=dict)
     #: (tool, image digest) → (seconds, output) of tools that read only the image: one call serves every subtask.
@@ -146,6 +148,10 @@ def _inputs(run: _Run, spec: ToolSpec, kind: str, i: int, case: BenchCase) -> tu
             artifacts[t] = (case.user_box(),)
         elif t == "masks":
             artifacts[t] = (case.gt_mask(),)
+        elif t == "points":
+            from costa.bench.cases_grounding import click_points
+
+            artifacts[t] = click_points(case)
         elif t != "image":
             raise ValueError(f"the tools benchmark cannot build input {t!r} for {spec.id!r}")
     return EditState(case.image, artifacts), fallback
@@ -169,6 +175,10 @@ class _Scored:
 def _score(run: _Run, case: BenchCase, spec: ToolSpec, kind: str, before: EditState, output: Any) -> _Scored:
     """Score one tool output: by `check_step` when it finishes the subtask, else against ground truth."""
     sub_spec = run.services.tables.subtasks[kind]
+    from costa.bench.cases_grounding import GroundingCase, score_grounding
+
+    if isinstance(case, GroundingCase):  # faces and people: truth by coverage of the object (see cases_grounding)
+        return _Scored(*score_grounding(run.ctx, sub_spec, case, spec, before, output))
     regions = output.artifacts.get("text_regions")
     masks = output.artifacts.get("masks")
     truth_name, truth = "", None
@@ -179,6 +189,10 @@ def _score(run: _Run, case: BenchCase, spec: ToolSpec, kind: str, before: EditSt
     elif kind in ("object_removal", "text_removal") and output.image is not None:
         region = dilate_mask(case.removed_region(), PSNR_GROW_PX)
         truth_name, truth = "PSNR dB", masked_psnr(output.image, case.background, region)
+    elif isinstance(case, ImageCase) and output.image is not None:  # upscaling, deblurring, outpainting
+        measured = image_truth(case, output.image)
+        if measured is not None:
+            truth_name, truth = measured
     if sub_spec.produces in spec.outputs:
         after = before.with_output(output)
         try:
@@ -203,7 +217,10 @@ def _measure(run: _Run, tool_id: str, kind: str) -> PairResult:
     params = spec.params_for_attempt(0)
     seconds, qualities, failures, truth = [], [], [], []
     fallbacks, truth_name = 0, ""
-    for i, case in enumerate(run.cases[kind]):
+    from costa.bench.cases_grounding import tool_cases
+
+    own = tool_cases(tool_id, kind, len(run.cases[kind]), run.seed)
+    for i, case in enumerate(own if own is not None else run.cases[kind]):
         before, fallback = _inputs(run, spec, kind, i, case)
         fallbacks += fallback
         elapsed, output = _call(run, tool_id, spec, before, case, params)
@@ -229,12 +246,26 @@ def _measure(run: _Run, tool_id: str, kind: str) -> PairResult:
     )  # fmt: skip
 
 
-def measurable_pairs(services: Services) -> tuple[list[tuple[str, str]], list[str]]:
-    """(tool, subtask) rows to measure, detectors first within each subtask; and why other ready tools are skipped."""
+def measurable_pairs(services: Services, tools: Sequence[str] | None = None) -> tuple[list[tuple[str, str]], list[str]]:
+    """(tool, subtask) rows to measure, detectors first within each subtask; and why other ready tools are skipped.
+
+    Args:
+        tools: measure only these tool ids (default every ready embedded tool).
+
+    Raises:
+        ValueError: a tool in `tools` is not in the tables.
+    """
     tables = services.tables
+    unknown = sorted(set(tools or ()) - set(tables.tools))
+    if unknown:
+        raise ValueError(f"unknown tool id(s) {unknown}")
     pairs, skipped = [], []
     for tool_id, spec in tables.tools.items():
+        if tools is not None and tool_id not in tools:
+            continue
         if spec.status != "ready" or spec.backend != "embedded":
+            if tools is not None:
+                skipped.append(f"{tool_id}: status {spec.status}, backend {spec.backend}")
             continue
         why = services.why_not(tool_id)
         if why is not None:
@@ -351,6 +382,7 @@ def run_tools_bench(
     write: bool = False,
     csv_path: Path | str | None = None,
     services: Services | None = None,
+    tools: Sequence[str] | None = None,
 ) -> str:
     """Measure every ready embedded tool × subtask on `cases` synthetic cases and return a report.
 
@@ -361,6 +393,7 @@ def run_tools_bench(
             rate; every other line is kept byte for byte.
         csv_path: the CSV to rewrite (default tool_tables/benchmark.csv).
         services: the services to take tools, tables and the OCR reader from (default: a new `Services()`).
+        tools: measure only these tool ids (default all); with `write`, only their rows are rewritten.
 
     Raises:
         ValueError: `cases` < 1.
@@ -369,8 +402,8 @@ def run_tools_bench(
         raise ValueError(f"cases must be at least 1, got {cases}")
     t_start = time.perf_counter()
     services = services or Services()
-    pairs, skipped = measurable_pairs(services)
-    run = _Run(services, CheckContext(reader=services.reader))
+    pairs, skipped = measurable_pairs(services, tools)
+    run = _Run(services, CheckContext(reader=services.reader), seed)
     for kind in dict.fromkeys(k for _, k in pairs):
         run.cases[kind] = make_cases(kind, cases, seed)
     text_cases = [cs[0] for cs in run.cases.values() if cs[0].text is not None]

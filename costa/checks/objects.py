@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from costa.checks import CheckContext, CheckFn
-from costa.checks.common import ciede2000_values, shading_correlation
+from costa.checks.common import boundary_alignment, ciede2000_values, shading_correlation
 from costa.colours import colour_name, parse_colour
 from costa.errors import ToolError
 from costa.masks import erode_mask, largest_component, ring_around, union_masks
@@ -21,6 +21,10 @@ from costa.types import Box, EditState, Mask, Subtask, ToolOutput, Verdict
 # Artifact sanity: an object covers between 0.05 % of the image (≈ 20×20 px at 1024×768) and 95 % of it.
 MIN_AREA_SHARE = 0.0005
 MAX_AREA_SHARE = 0.95
+# Contour alignment (`boundary_alignment`): a mask whose outline has this many times the colour change of its
+# surroundings follows the object's edges (→ 1.0); one at the lower ratio is a shape drawn across background (→ 0).
+ALIGNED_RATIO = 2.0
+UNALIGNED_RATIO = 1.3
 
 
 def _ramp(value: float, full: float, zero: float) -> float:
@@ -201,11 +205,37 @@ def _combine(verdicts: list[Verdict]) -> Verdict:
 def check_segmentation(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
-    """Are the masks plausible objects: non-empty, not the whole image, and mostly one piece (≥ 80 % → 1.0)?"""
+    """Are the masks plausible objects, cut along the object's edges?
+
+    Each mask must be non-empty and not the whole image, mostly one piece (largest piece ≥ 80 % → 1.0, 0 at 40 %),
+    and its contour must follow image edges (`boundary_alignment` ≥ 2.0 → 1.0, linear to 0.0 at 1.3): a box that
+    cuts through background has about as much colour change on its sides as around them, so it fails even when it
+    contains the object. Quality is the worst mask's.
+    """
     masks = _produced("masks", after, output)
     if not masks:
         return Verdict(0.0, ("no masks were produced",))
-    return _combine([_mask_verdict(m, (after.height, after.width), compactness=True) for m in masks])
+    verdicts = []
+    for m in masks:
+        v = _mask_verdict(m, (after.height, after.width), compactness=True)
+        if v.quality > 0.0:
+            v = _combine([v, _boundary_verdict(after.image, m)])
+        verdicts.append(v)
+    return _combine(verdicts)
+
+
+def _boundary_verdict(image: np.ndarray, mask: Mask) -> Verdict:
+    name = f"mask {mask.label!r}" if mask.label else "mask"
+    ratio = boundary_alignment(image, mask.data)
+    if ratio is None:
+        return Verdict(1.0, (f"{name} has no contour inside the frame to compare with image edges",))
+    quality = _ramp(ratio, ALIGNED_RATIO, UNALIGNED_RATIO)
+    reason = (
+        f"{name} contour gradient {ratio:.1f}× its surroundings' (≥{ALIGNED_RATIO:g} → 1.0, 0 at {UNALIGNED_RATIO:g})"
+    )
+    if quality < 1.0:
+        reason += "; its outline does not follow the object's edges"
+    return Verdict(quality, (reason,))
 
 
 def _box_verdict(box: Box, width: int, height: int) -> Verdict:

@@ -11,16 +11,28 @@ import importlib.util
 from collections.abc import Mapping
 from typing import Any
 
+from costa.config import Settings
 from costa.errors import ToolUnavailableError
 from costa.types import EditState, Subtask, ToolOutput, ToolSpec
 
 
 class Tool:
-    """Base class: subclasses implement `run` and, when they hold a model, `load`."""
+    """Base class: subclasses implement `run` and, when they hold a model, `load`.
+
+    `settings` is set by the services object that owns the tool (limits such as `max_pixels`); a tool built on its own
+    reads them from the environment when it first needs them.
+    """
 
     def __init__(self, spec: ToolSpec) -> None:
         self.spec = spec
         self._loaded = False
+        self.settings: Settings | None = None
+
+    def current_settings(self) -> Settings:
+        """The owning services' settings, else settings read from the environment (kept for later calls)."""
+        if self.settings is None:
+            self.settings = Settings.from_env()
+        return self.settings
 
     def missing(self) -> str | None:
         """Say why this tool cannot run here (missing module, weights, GPU), or None when it can."""

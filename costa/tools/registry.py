@@ -28,6 +28,21 @@ REGISTRY = MappingProxyType(
         "recolor_hsv": "costa.tools.recolor:HsvRecolorer",
         "remove_patchmatch": "costa.tools.removal:PatchMatchRemover",
         "remove_telea": "costa.tools.removal:TeleaRemover",
+        "realesrgan": "costa.tools.upscale:RealEsrganUpscaler",
+        "lanczos_upscale": "costa.tools.upscale:LanczosUpscaler",
+        "unsharp_deblur": "costa.tools.deblur:UnsharpDeblurrer",
+        "wiener_deblur": "costa.tools.deblur:WienerDeblurrer",
+        "reflect_outpaint": "costa.tools.outpaint:ReflectOutpainter",
+        "patchmatch_outpaint": "costa.tools.outpaint:PatchMatchOutpainter",
+        "global_adjust": "costa.tools.adjust:GlobalAdjuster",
+        "points_grabcut": "costa.tools.pointing:PointGrabCutSegmenter",
+        "colour_grounder": "costa.tools.colour_ground:ColourGrounder",
+        "haar_faces": "costa.tools.faces:HaarFaceDetector",
+        "hog_people": "costa.tools.people:HogPeopleDetector",
+        "blur_region": "costa.tools.privacy:GaussianRegionBlurrer",
+        "pixelate_region": "costa.tools.privacy:RegionPixelator",
+        "grabcut_background": "costa.tools.background:GrabCutBackgroundRemover",
+        "mask_background": "costa.tools.background:MaskBackgroundRemover",
     }
 )
 

@@ -1,0 +1,104 @@
+"""Background removal: keep the subject, replace everything else by a plain fill (white by default).
+
+Two ways to know the subject: `grabcut_background` cuts it out of boxes (a user box, or people found by `hog_people`)
+with GrabCut; `mask_background` takes masks as they are (a brush mask, a click segmented by `points_grabcut`, a colour
+region). Images are RGB, so "transparent" is rendered as white and the note says so; the subject's pixels are returned
+bit for bit unchanged and the background is the declared edited region.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from costa.colours import RGB, parse_colour
+from costa.errors import ToolError
+from costa.masks import union_masks
+from costa.tools.base import Tool
+from costa.tools.params import int_param
+from costa.tools.segment import grabcut_in_box, state_boxes
+from costa.types import EditState, Subtask, ToolOutput
+
+#: Fill words the planner passes (`params.fill`) that mean "nothing there": rendered white.
+_PLAIN_FILLS = frozenset({"white", "transparent", "plain", "blank", "empty", "none", ""})
+
+
+def fill_colour(value: Any) -> tuple[RGB, str]:
+    """The RGB to paint the background with and a note ("transparent shown as white" when it had to be).
+
+    Raises:
+        ToolError: `value` is not a fill word or a colour.
+    """
+    text = str(value).strip().lower() if value is not None else ""
+    if text in _PLAIN_FILLS:
+        note = "" if text in ("white", "") else f" ('{text}' shown as white: the output is RGB, without alpha)"
+        return (255, 255, 255), note
+    rgb = parse_colour(text)
+    if rgb is None:
+        raise ToolError(f"cannot fill the background with {value!r}: name a colour, or 'white'/'transparent'")
+    return rgb, ""
+
+
+def replace_background(image: np.ndarray, subject: np.ndarray, rgb: RGB) -> tuple[np.ndarray, np.ndarray]:
+    """(new image, background mask): pixels outside `subject` set to `rgb`, the subject untouched.
+
+    Raises:
+        ToolError: the subject is empty or is the whole image.
+    """
+    if not subject.any():
+        raise ToolError("cannot remove the background: the subject mask is empty")
+    if subject.all():
+        raise ToolError("cannot remove the background: the subject covers the whole image")
+    background = ~subject
+    out = image.copy()
+    out[background] = np.asarray(rgb, np.uint8)
+    return out, background
+
+
+class GrabCutBackgroundRemover(Tool):
+    """Cut the subject out of each box with GrabCut and paint the rest plain (`grabcut_background`).
+
+    Params:
+        iterations: GrabCut rounds.
+        margin: pixels added around each box first (for boxes that clip the subject).
+        fill: "white" (default), "transparent" (shown as white), "black" or any colour name.
+    """
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        iterations = int_param(params, "iterations", 5, 1, 50)
+        margin = int_param(params, "margin", 0, 0, 500)
+        rgb, note = fill_colour(params.get("fill", "white"))
+        subject = np.zeros((state.height, state.width), dtype=bool)
+        boxes = state_boxes(state)
+        for box in boxes:
+            subject |= grabcut_in_box(state.image, box, iterations, margin)
+        out, background = replace_background(state.image, subject, rgb)
+        return ToolOutput(
+            image=out,
+            edited_region=background,
+            notes=f"kept the subject of {len(boxes)} box(es) ({subject.mean():.0%} of the image), "
+            f"background filled with {rgb}{note}",
+        )
+
+
+class MaskBackgroundRemover(Tool):
+    """Keep what the masks cover and paint the rest plain (`mask_background`).
+
+    Params:
+        fill: "white" (default), "transparent" (shown as white), "black" or any colour name.
+    """
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        rgb, note = fill_colour(params.get("fill", "white"))
+        masks = state.artifacts.get("masks")
+        if not masks:
+            raise ToolError("cannot remove the background: no subject mask in the state (a click or a mask first)")
+        subject = union_masks(masks, state.height, state.width)
+        out, background = replace_background(state.image, subject, rgb)
+        return ToolOutput(
+            image=out,
+            edited_region=background,
+            notes=f"kept the masked subject ({subject.mean():.0%} of the image), background filled with {rgb}{note}",
+        )

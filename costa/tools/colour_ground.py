@@ -1,0 +1,260 @@
+"""Ground a target by the colour it names ("the red car", "the yellow wall"): CIELAB colour segmentation, refined
+with GrabCut, keeping the largest coherent region(s).
+
+Colour membership is decided in CIELAB because shading there mostly moves lightness: a chromatic target matches the
+hue sector closer to it than to any other basic colour (red, orange, yellow, green, teal, blue, purple, pink), with at
+least a share of its chroma and a lightness within reach of its own; an achromatic target (white, grey, black) matches
+low-chroma pixels near its lightness. The matching pixels are cleaned, split into connected regions, and the largest
+(with any of at least half its size) are refined by a GrabCut seeded from them, which adds the shadowed and
+anti-aliased rim that the colour rule misses.
+
+When the user also pointed (boxes or clicks in the state), the search is confined to the boxes and to regions under a
+positive click: "the red car" plus a click picks that red car.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from costa.colours import RGB, load_colour_table, rgb_to_lab
+from costa.errors import GroundingError, InputError, ToolError
+from costa.masks import dilate_mask, erode_mask
+from costa.targets import find_colour, ground_advice
+from costa.tools.base import Tool
+from costa.tools.params import float_param, int_param
+from costa.types import Box, EditState, Mask, Point, Subtask, ToolOutput
+
+#: Basic colour names whose CIELAB hues split the hue circle into sectors (hot pink stands for pink: the table's
+#: "pink" is a pale tint).
+BASIC_HUE_NAMES = ("red", "orange", "yellow", "green", "teal", "blue", "purple", "hot pink")
+#: Below this CIELAB chroma a target colour counts as achromatic (white, greys, black).
+ACHROMATIC_CHROMA = 12.0
+#: Widest half-sector on either side of the target hue, in degrees.
+_MAX_HALF_SECTOR_DEG = 45.0
+#: Lightness (L*) a matching pixel may differ from the target's: wide, since shading moves it.
+_L_REACH = 45.0
+_ACHROMATIC_L_REACH = 22.0
+#: Matches covering more than this share of the image may be two shades (object and wall): try splitting them.
+LARGE_MATCH_SHARE = 0.25
+#: Two shades this far apart (CIELAB, lightness at half weight) are different surfaces.
+SHADE_SEPARATION = 18.0
+#: Regions smaller than this share of the image are specks, not objects.
+MIN_REGION_SHARE = 0.0005
+
+
+@functools.cache
+def _basic_hues() -> tuple[float, ...]:
+    table = load_colour_table()
+    return tuple(_hue_deg(rgb_to_lab(table[name])) for name in BASIC_HUE_NAMES)
+
+
+def _hue_deg(lab: tuple[float, float, float]) -> float:
+    return math.degrees(math.atan2(lab[2], lab[1])) % 360.0
+
+
+def hue_sector(rgb: RGB, slack_deg: float = 0.0) -> tuple[float, float]:
+    """The hue interval (degrees; `lo` > `hi` when it wraps past 0) a chromatic target colour matches.
+
+    The target belongs to the family of its nearest basic hue; the sector is that family's share of the hue circle
+    (halfway to each neighbouring basic hue, at most 45° from the family's hue), widened to include the target's own
+    hue, plus `slack_deg` on each side.
+    """
+    h = _hue_deg(rgb_to_lab(rgb))
+    hues = sorted(_basic_hues())
+    family = min(hues, key=lambda b: _circular(b, h))
+    k = hues.index(family)
+    prev_gap = (family - hues[k - 1]) % 360.0
+    next_gap = (hues[(k + 1) % len(hues)] - family) % 360.0
+    below = min(prev_gap / 2.0, _MAX_HALF_SECTOR_DEG)
+    above = min(next_gap / 2.0, _MAX_HALF_SECTOR_DEG)
+    offset = ((h - family + 180.0) % 360.0) - 180.0  # the target's signed distance from its family's hue
+    below, above = max(below, -offset), max(above, offset)
+    return (family - below - slack_deg) % 360.0, (family + above + slack_deg) % 360.0
+
+
+def _circular(a: float, b: float) -> float:
+    d = abs(a - b) % 360.0
+    return min(d, 360.0 - d)
+
+
+def colour_membership(image: np.ndarray, rgb: RGB, chroma_share: float = 0.4, slack_deg: float = 0.0) -> np.ndarray:
+    """Bool (H, W): pixels of `image` (RGB uint8) whose colour a person would call `rgb`'s name.
+
+    Args:
+        chroma_share: least chroma a matching pixel needs, as a share of the target's (shadows lower chroma).
+        slack_deg: degrees added to each side of the hue sector.
+    """
+    import cv2
+
+    lab = cv2.cvtColor(image.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+    lightness, a, b = lab[..., 0], lab[..., 1], lab[..., 2]
+    chroma = np.hypot(a, b)
+    t_l, t_a, t_b = rgb_to_lab(rgb)
+    t_chroma = math.hypot(t_a, t_b)
+    if t_chroma < ACHROMATIC_CHROMA:
+        return (chroma <= 10.0 + 0.5 * t_chroma) & (np.abs(lightness - t_l) <= _ACHROMATIC_L_REACH)
+    hue = np.degrees(np.arctan2(b, a)) % 360.0
+    lo, hi = hue_sector(rgb, slack_deg)
+    in_sector = (hue >= lo) & (hue <= hi) if lo <= hi else (hue >= lo) | (hue <= hi)
+    return in_sector & (chroma >= max(8.0, chroma_share * t_chroma)) & (np.abs(lightness - t_l) <= _L_REACH)
+
+
+def fill_holes(mask: np.ndarray) -> np.ndarray:
+    """`mask` with every enclosed hole filled (background not connected to the image border becomes mask)."""
+    import cv2
+
+    h, w = mask.shape
+    padded = np.zeros((h + 2, w + 2), np.uint8)
+    padded[1:-1, 1:-1] = mask
+    flood = padded.copy()
+    cv2.floodFill(flood, np.zeros((h + 4, w + 4), np.uint8), (0, 0), 1)
+    return mask | (flood[1:-1, 1:-1] == 0)
+
+
+def _regions(candidates: np.ndarray, keep_share: float, points: tuple[Point, ...]) -> list[np.ndarray]:
+    """Connected regions of `candidates` to keep: under a positive click when there are clicks, else the largest and
+    any at least `keep_share` of its size; specks under `MIN_REGION_SHARE` of the image are dropped."""
+    import cv2
+
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(candidates.astype(np.uint8), connectivity=8)
+    min_area = MIN_REGION_SHARE * candidates.size
+    areas = {i: int(stats[i, cv2.CC_STAT_AREA]) for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= min_area}
+    if not areas:
+        return []
+    positive = [p for p in points if p.positive]
+    if positive:
+        picked = {int(labels[p.y, p.x]) for p in positive} & set(areas)
+        return [labels == i for i in sorted(picked)]
+    largest = max(areas.values())
+    keep = sorted((i for i, a in areas.items() if a >= keep_share * largest), key=lambda i: -areas[i])
+    return [labels == i for i in keep]
+
+
+def _refine(image: np.ndarray, region: np.ndarray, iterations: int) -> np.ndarray:
+    """GrabCut seeded from a colour region: its core is object, the region probable object, a ring around it
+    probable background, the rest background. Falls back to the colour region when the cut leaks or vanishes."""
+    import cv2
+
+    from costa.masks import bounding_slice
+
+    area = int(region.sum())
+    side = math.sqrt(area)
+    ring = max(4, round(0.2 * side))
+    ys, xs = bounding_slice(region, pad_px=2 * ring)
+    crop = np.ascontiguousarray(image[ys, xs])
+    local = region[ys, xs]
+    seeds = np.full(local.shape, cv2.GC_BGD, np.uint8)
+    seeds[dilate_mask(local, ring)] = cv2.GC_PR_BGD
+    seeds[local] = cv2.GC_PR_FGD
+    core = erode_mask(local, max(1, round(0.08 * side)))
+    seeds[core] = cv2.GC_FGD
+    if not (seeds == cv2.GC_BGD).any() and not (seeds == cv2.GC_PR_BGD).any():
+        return region
+    bgd, fgd = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
+    cv2.setRNGSeed(0)  # GrabCut's k-means draws from OpenCV's global RNG: seed it for repeatability
+    try:
+        cv2.grabCut(crop, seeds, None, bgd, fgd, iterations, cv2.GC_INIT_WITH_MASK)
+    except cv2.error:
+        return region  # degenerate colour models (e.g. a flat crop): the colour region stands
+    cut = (seeds == cv2.GC_FGD) | (seeds == cv2.GC_PR_FGD)
+    _, labels = cv2.connectedComponents(cut.astype(np.uint8), connectivity=8)
+    touching = set(np.unique(labels[core | local])) - {0}
+    cut = np.isin(labels, sorted(touching)) if touching else cut
+    cut = fill_holes(cut)
+    if not 0.6 * area <= cut.sum() <= 1.6 * area:
+        return region
+    out = np.zeros_like(region)
+    out[ys, xs] = cut
+    return out
+
+
+class ColourGrounder(Tool):
+    """Find the object(s) a colour word names (`colour_grounder`): "the red car" → the red region's mask.
+
+    Params:
+        chroma_share: least chroma of a matching pixel as a share of the target colour's (lower finds darker shades).
+        hue_slack: degrees added to each side of the target's hue sector.
+        keep_share: besides the largest region, keep any at least this share of its size (several red cars).
+        iterations: GrabCut refinement rounds (0 = colour regions only).
+    """
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        chroma_share = float_param(params, "chroma_share", 0.4, 0.05, 1.0)
+        slack = float_param(params, "hue_slack", 0.0, 0.0, 30.0)
+        keep_share = float_param(params, "keep_share", 0.5, 0.01, 1.0)
+        iterations = int_param(params, "iterations", 3, 0, 20)
+        found = find_colour(subtask.target)
+        if found is None:
+            reason = (
+                f"'{subtask.target}' names no colour, and the colour grounder finds objects only by a colour word"
+                if subtask.target
+                else "the subtask names no target to find"
+            )
+            raise GroundingError(reason, ground_advice(subtask.target))
+        phrase, rgb = found
+        candidates = _clean(colour_membership(state.image, rgb, chroma_share, slack))
+        candidates = _split_shades(state.image, candidates, rgb)
+        boxes: tuple[Box, ...] = tuple(state.artifacts.get("boxes") or ())
+        if boxes:
+            inside = np.zeros_like(candidates)
+            for box in boxes:
+                try:
+                    inside |= box.to_mask(state.height, state.width)
+                except InputError as e:  # a box outside the image: the user's mistake, reported
+                    raise ToolError(f"cannot use box {box.x},{box.y},{box.w},{box.h}: {e}") from e
+            candidates &= inside
+        points = tuple(
+            p for p in state.artifacts.get("points") or () if 0 <= p.x < state.width and 0 <= p.y < state.height
+        )
+        regions = _regions(candidates, keep_share, points)
+        if not regions:
+            where = " under the click" if any(p.positive for p in points) else " in the box" if boxes else ""
+            raise GroundingError(f"no {phrase} region found{where} in the image", ground_advice(subtask.target))
+        masks = []
+        for region in regions:
+            refined = _refine(state.image, fill_holes(region), iterations) if iterations else fill_holes(region)
+            masks.append(Mask(refined, label=subtask.target or phrase))
+        share = sum(m.area for m in masks) / float(state.height * state.width)
+        return ToolOutput(
+            artifacts={"masks": tuple(masks)},
+            notes=f"found {len(masks)} {phrase} region(s) covering {share:.1%} of the image",
+        )
+
+
+def _split_shades(image: np.ndarray, candidates: np.ndarray, rgb: RGB) -> np.ndarray:
+    """Separate two shades of the target's colour when the matches sprawl over the image (a teal blob on a turquoise
+    wall): 2-means in CIELAB (lightness at half weight, since shading moves it) and keep the shade nearer the target,
+    if the shades are far apart. A large region of one shade (the yellow wall) is returned as it is."""
+    import cv2
+
+    if candidates.sum() < LARGE_MATCH_SHARE * candidates.size:
+        return candidates
+    lab = cv2.cvtColor(image.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+    pixels = lab[candidates] * np.array([0.5, 1.0, 1.0], np.float32)
+    step = max(1, len(pixels) // 20000)
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
+    cv2.setRNGSeed(0)
+    _, _, centres = cv2.kmeans(np.ascontiguousarray(pixels[::step]), 2, None, criteria, 3, cv2.KMEANS_PP_CENTERS)
+    if float(np.linalg.norm(centres[0] - centres[1])) < SHADE_SEPARATION:
+        return candidates
+    target = np.array(rgb_to_lab(rgb), np.float32) * np.array([0.5, 1.0, 1.0], np.float32)
+    nearest = int(np.argmin(np.linalg.norm(centres - target, axis=1)))
+    dist = np.linalg.norm(pixels[:, None, :] - centres[None, :, :], axis=2)
+    out = np.zeros_like(candidates)
+    out[candidates] = np.argmin(dist, axis=1) == nearest
+    return _clean(out)
+
+
+def _clean(candidates: np.ndarray) -> np.ndarray:
+    """Drop isolated matching pixels and close small gaps (radius 1 opening, radius 2 closing)."""
+    import cv2
+
+    m = candidates.astype(np.uint8)
+    m = cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3)))
+    m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+    return m.astype(bool)

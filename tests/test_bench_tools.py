@@ -76,3 +76,25 @@ def test_run_tools_bench_writes_a_loadable_table(tmp_path: Path) -> None:
             assert row.seconds >= 1e-4 and 0.0 <= row.quality <= 1.0
         else:
             assert new_rows[key] == old_rows[key], f"row {key} changed"
+
+
+def test_recolour_truth_measures_colour_shading_and_outside() -> None:
+    import numpy as np
+
+    from costa.bench.cases import make_cases
+    from costa.bench.tools_bench import recolour_truth
+    from costa.colours import parse_colour
+
+    case = make_cases("object_recoloration", 1, seed=3)[0]
+    unchanged = dict(recolour_truth(case, case.image))
+    mask = case.gt_mask().data
+    target = np.array(case.subtask.params.get("rgb") or parse_colour(case.subtask.result), dtype=np.uint8)
+    flat = case.image.copy()
+    flat[mask] = target  # right colour, shading destroyed
+    painted = dict(recolour_truth(case, flat))
+    assert unchanged["median ΔE2000"] > 10 and unchanged["outside SSIM"] == pytest.approx(1.0)
+    assert painted["median ΔE2000"] < 1.0
+    assert painted.get("shading corr", 0.0) < 0.9
+    damaged = flat.copy()
+    damaged[~mask] = 255 - damaged[~mask]
+    assert dict(recolour_truth(case, damaged))["outside SSIM"] < 0.9

@@ -77,6 +77,7 @@ class PairResult:
     truth_name: str = ""
     truth: tuple[float, ...] = ()
     fallbacks: int = 0
+    extra: tuple[tuple[tuple[str, float], ...], ...] = ()  # per case: further named ground-truth measures
 
     @property
     def n(self) -> int:
@@ -170,6 +171,30 @@ class _Scored:
     failure: str | None
     truth_name: str = ""
     truth: float | None = None
+    extra: tuple[tuple[str, float], ...] = ()
+
+
+def recolour_truth(case: BenchCase, output_image: np.ndarray) -> tuple[tuple[str, float], ...]:
+    """Recolour against ground truth: median ΔE2000 to the target inside the true mask, shading correlation there,
+    and SSIM outside the mask (grown 7 px so no SSIM window sees the edit) — the issue's recolour measures."""
+    from skimage.metrics import structural_similarity
+
+    from costa.checks.common import ciede2000_values, shading_correlation
+    from costa.colours import parse_colour
+
+    mask = case.gt_mask().data
+    rgb = case.subtask.params.get("rgb") or parse_colour(case.subtask.result or "")
+    if rgb is None:
+        return ()
+    delta_e = float(np.median(ciede2000_values(output_image, mask, tuple(int(v) for v in rgb))))
+    shading = shading_correlation(case.image, output_image, mask)
+    _, ssim_map = structural_similarity(case.image, output_image, channel_axis=2, full=True, data_range=255)
+    outside = ~dilate_mask(mask, 7)
+    ssim_outside = float(ssim_map[outside].mean()) if outside.any() else 1.0
+    out = [("median ΔE2000", delta_e), ("outside SSIM", ssim_outside)]
+    if shading is not None:
+        out.append(("shading corr", float(shading)))
+    return tuple(out)
 
 
 def _score(run: _Run, case: BenchCase, spec: ToolSpec, kind: str, before: EditState, output: Any) -> _Scored:
@@ -193,6 +218,9 @@ def _score(run: _Run, case: BenchCase, spec: ToolSpec, kind: str, before: EditSt
         measured = image_truth(case, output.image)
         if measured is not None:
             truth_name, truth = measured
+    extra: tuple[tuple[str, float], ...] = ()
+    if kind == "object_recoloration" and output.image is not None:
+        extra = recolour_truth(case, output.image)
     if sub_spec.produces in spec.outputs:
         after = before.with_output(output)
         try:
@@ -201,7 +229,7 @@ def _score(run: _Run, case: BenchCase, spec: ToolSpec, kind: str, before: EditSt
         except ToolError as e:
             quality, reasons = 0.0, (f"check could not run: {e}",)
         failure = None if quality >= DEFAULT_THRESHOLD else "; ".join(reasons)
-        return _Scored(quality, failure, truth_name, truth)
+        return _Scored(quality, failure, truth_name, truth, extra)
     if regions is not None:
         found = target_found(case, regions)
         failure = None if found else f"target {case.subtask.target!r} not found; read {[r.text for r in regions][:6]}"
@@ -215,7 +243,7 @@ def _measure(run: _Run, tool_id: str, kind: str) -> PairResult:
     spec = run.services.tables.tools[tool_id]
     run.services.tool(tool_id).ensure_loaded()  # load models outside the timed calls
     params = spec.params_for_attempt(0)
-    seconds, qualities, failures, truth = [], [], [], []
+    seconds, qualities, failures, truth, extra = [], [], [], [], []
     fallbacks, truth_name = 0, ""
     from costa.bench.cases_grounding import tool_cases
 
@@ -236,13 +264,15 @@ def _measure(run: _Run, tool_id: str, kind: str) -> PairResult:
         if scored.truth is not None:
             truth_name = scored.truth_name
             truth.append(scored.truth)
+        if scored.extra:
+            extra.append(scored.extra)
         regions = output.artifacts.get("text_regions")
         if regions is not None and scored.quality >= DEFAULT_THRESHOLD:
             run.detected[(kind, i)] = tuple(regions)  # what the text editors of this subtask start from
     final = run.services.tables.subtasks[kind].produces in spec.outputs
     return PairResult(
         tool_id, kind, "final" if final else "intermediate", tuple(seconds), tuple(qualities), tuple(failures),
-        truth_name, tuple(truth), fallbacks,
+        truth_name, tuple(truth), fallbacks, tuple(extra),
     )  # fmt: skip
 
 
@@ -363,6 +393,16 @@ def format_report(results: Sequence[PairResult], skipped: Sequence[str], wall_se
         out.append("")
         out.append("first failure per row:")
         out.extend(f"  {r.tool} on {r.subtask} ({len(r.failures)}/{r.n}): {r.failures[0][:160]}" for r in failing)
+    with_extra = [r for r in results if r.extra]
+    if with_extra:
+        out.append("")
+        out.append("ground truth, median over cases:")
+        for r in with_extra:
+            names = dict.fromkeys(name for case in r.extra for name, _ in case)
+            parts = [
+                f"{name} {statistics.median(v for case in r.extra for n, v in case if n == name):.3f}" for name in names
+            ]
+            out.append(f"  {r.tool} on {r.subtask}: " + ", ".join(parts))
     trade = _removal_tradeoff(results)
     if trade:
         out.append("")

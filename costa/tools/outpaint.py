@@ -276,16 +276,6 @@ class PatchMatchOutpainter(Tool):
         )
 
     def _fill(self, crop: np.ndarray, hole: np.ndarray, patch_size: int, scale: float) -> np.ndarray:
-        """Fill `hole` in `crop` at `scale` (< 1: downsample, fill, upsample back with cubic interpolation)."""
-        if scale >= 1.0:
-            return self._inpaint(crop, hole, patch_size=patch_size, seed=0)
-        import cv2
+        from costa.tools.removal import fill_at_scale
 
-        h, w = hole.shape
-        size = (max(2 * patch_size, round(w * scale)), max(2 * patch_size, round(h * scale)))
-        small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
-        small_hole = cv2.resize(hole.astype(np.float32), size, interpolation=cv2.INTER_AREA) > 0
-        if small_hole.all():
-            raise ToolError("cannot outpaint: no image pixels left next to the border at the reduced scale")
-        filled = self._inpaint(np.ascontiguousarray(small), small_hole, patch_size=patch_size, seed=0)
-        return cv2.resize(filled, (w, h), interpolation=cv2.INTER_CUBIC)
+        return fill_at_scale(self._inpaint, crop, hole, patch_size, scale, "outpaint")

@@ -11,7 +11,7 @@ outside it are returned unchanged.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -91,20 +91,33 @@ class PatchMatchRemover(Tool):
         )
 
     def _fill(self, crop: np.ndarray, hole: np.ndarray, patch_size: int, scale: float) -> np.ndarray:
-        """Fill `hole` in `crop`, at `scale` (< 1: downsample, fill, upsample back with cubic interpolation)."""
-        if scale >= 1.0:
-            return self._inpaint(crop, hole, patch_size=patch_size, seed=0)
-        import cv2
+        return fill_at_scale(self._inpaint, crop, hole, patch_size, scale, "remove")
 
-        h, w = hole.shape
-        size = (max(2 * patch_size, round(w * scale)), max(2 * patch_size, round(h * scale)))
-        small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
-        # A small pixel is part of the hole if any full-size hole pixel falls in it, so no object colour leaks in.
-        small_hole = cv2.resize(hole.astype(np.float32), size, interpolation=cv2.INTER_AREA) > 0
-        if small_hole.all():
-            raise ToolError("cannot remove: no pixels around the object to fill from at the reduced scale")
-        filled = self._inpaint(np.ascontiguousarray(small), small_hole, patch_size=patch_size, seed=0)
-        return cv2.resize(filled, (w, h), interpolation=cv2.INTER_CUBIC)
+
+def fill_at_scale(
+    inpaint: Callable[..., np.ndarray], crop: np.ndarray, hole: np.ndarray, patch_size: int, scale: float, action: str
+) -> np.ndarray:
+    """Fill `hole` in `crop` with PatchMatch `inpaint`, at `scale` (< 1: downsample, fill, upsample back with cubic
+    interpolation) — how removal and outpainting cap PatchMatch's seconds on large holes.
+
+    Args:
+        patch_size: PatchMatch patch side in pixels.
+        scale: working scale in (0, 1].
+        action: the verb for the error message ("remove", "outpaint").
+    """
+    if scale >= 1.0:
+        return inpaint(crop, hole, patch_size=patch_size, seed=0)
+    import cv2
+
+    h, w = hole.shape
+    size = (max(2 * patch_size, round(w * scale)), max(2 * patch_size, round(h * scale)))
+    small = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
+    # A small pixel is part of the hole if any full-size hole pixel falls in it, so no object colour leaks in.
+    small_hole = cv2.resize(hole.astype(np.float32), size, interpolation=cv2.INTER_AREA) > 0
+    if small_hole.all():
+        raise ToolError(f"cannot {action}: no known pixels left around the hole at the reduced scale")
+    filled = inpaint(np.ascontiguousarray(small), small_hole, patch_size=patch_size, seed=0)
+    return cv2.resize(filled, (w, h), interpolation=cv2.INTER_CUBIC)
 
 
 class TeleaRemover(Tool):

@@ -134,21 +134,7 @@ def write_bundle(store: Store, session: Session, tables: Tables, settings: Setti
         for v in versions:
             name = f"images/v{v.id}.png"
             z.write(v.file, name, compress_type=zipfile.ZIP_STORED)
-            rows.append(
-                {
-                    "id": v.id,
-                    "parent_id": v.parent_id,
-                    "kind": v.kind,
-                    "label": v.label,
-                    "turn_id": v.turn_id,
-                    "subtask_id": v.subtask_id,
-                    "sha256": v.sha256,
-                    "width": v.width,
-                    "height": v.height,
-                    "created": v.created,
-                    "file": name,
-                }
-            )
+            rows.append({**v.summary(), "created": v.created, "file": name})
         z.writestr("versions.json", json.dumps(rows, indent=2))
         readme = ["Rerun a turn from its base image with the same plan inputs:", ""]
         for t in turns:

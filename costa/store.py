@@ -144,6 +144,20 @@ class Version:
     height: int
     created: float
 
+    def summary(self) -> dict[str, object]:
+        """The fields a client or a reproducibility bundle shows (no session id, file path or time)."""
+        return {
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "kind": self.kind,
+            "label": self.label,
+            "turn_id": self.turn_id,
+            "subtask_id": self.subtask_id,
+            "sha256": self.sha256,
+            "width": self.width,
+            "height": self.height,
+        }
+
 
 @dataclass(frozen=True)
 class Turn:

@@ -515,20 +515,7 @@ class Workspace:
             "head": session.head,
             "can_undo": head is not None and self._undo_target(head) is not None,
             "can_redo": bool(session.redo),
-            "versions": [
-                {
-                    "id": v.id,
-                    "parent_id": v.parent_id,
-                    "kind": v.kind,
-                    "label": v.label,
-                    "turn_id": v.turn_id,
-                    "subtask_id": v.subtask_id,
-                    "sha256": v.sha256,
-                    "width": v.width,
-                    "height": v.height,
-                }
-                for v in versions
-            ],
+            "versions": [v.summary() for v in versions],
             "turns": [
                 {
                     "id": t.id,

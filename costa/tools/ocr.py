@@ -121,50 +121,46 @@ class RapidOcrReader:
         return tuple(regions)
 
 
-class RapidOcrDetector(Tool):
+class _OcrTool(Tool):
+    """Shared by the OCR tools: one (possibly shared) reader, loaded once, and a read that fails loudly on no text."""
+
+    def __init__(self, spec: ToolSpec, reader: RapidOcrReader | None = None) -> None:
+        super().__init__(spec)
+        self.reader = reader if reader is not None else RapidOcrReader()
+
+    def load(self) -> None:
+        self.reader.load()
+
+    def _read(self, state: EditState, params: Mapping[str, Any]) -> tuple[TextRegion, ...]:
+        thresh, factor = _ocr_params(params)
+        regions = self.reader.read(state.image, box_thresh=thresh, upscale=factor)
+        if not regions:
+            raise ToolError(
+                f"no text found in the {state.width}x{state.height} image (box_thresh={thresh}, upscale={factor})"
+            )
+        return regions
+
+
+class RapidOcrDetector(_OcrTool):
     """Find every text line in the image (boxes, polygons, what it says, confidence).
 
     Params: `box_thresh` (detector confidence, default 0.5, retry 0.3) and `upscale` (enlargement for small text,
     default 1, retry 2).
     """
 
-    def __init__(self, spec: ToolSpec, reader: RapidOcrReader | None = None) -> None:
-        super().__init__(spec)
-        self.reader = reader if reader is not None else RapidOcrReader()
-
-    def load(self) -> None:
-        self.reader.load()
-
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        thresh, factor = _ocr_params(params)
-        regions = self.reader.read(state.image, box_thresh=thresh, upscale=factor)
-        if not regions:
-            raise ToolError(
-                f"no text found in the {state.width}x{state.height} image (box_thresh={thresh}, upscale={factor})"
-            )
+        regions = self._read(state, params)
         return ToolOutput(artifacts={"text_regions": regions}, notes=f"{len(regions)} text line(s) found")
 
 
-class RapidOcrExtractor(Tool):
+class RapidOcrExtractor(_OcrTool):
     """Read the image's text in reading order (top to bottom, left to right), or only the lines matching the target.
 
     Params as `RapidOcrDetector`. Lines are separated by newlines, regions on one line by a space.
     """
 
-    def __init__(self, spec: ToolSpec, reader: RapidOcrReader | None = None) -> None:
-        super().__init__(spec)
-        self.reader = reader if reader is not None else RapidOcrReader()
-
-    def load(self) -> None:
-        self.reader.load()
-
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        thresh, factor = _ocr_params(params)
-        regions = self.reader.read(state.image, box_thresh=thresh, upscale=factor)
-        if not regions:
-            raise ToolError(
-                f"no text found in the {state.width}x{state.height} image (box_thresh={thresh}, upscale={factor})"
-            )
+        regions = self._read(state, params)
         if clean_target(subtask.target) is not None:
             matches = find_matches(regions, subtask.target)
             if not matches:

@@ -11,15 +11,32 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # nothing leaves the
 
 
 def main() -> None:
+    import atexit
+    import shutil
+
     from costa.config import Settings
-    from costa.services import Services
-    from ui.app import build_ui, launch_kwargs, queue_kwargs
 
     settings = Settings.from_env()
+    # Gradio's upload/download cache goes under COSTA_HOME/tmp, named for this process, so it is removed at exit and,
+    # if this process is killed, by the next start (before gradio is imported: it reads the folder from here)
+    from costa.session.runtime import RUN_PREFIX
+    from costa.store import private_dir
+
+    cache = private_dir(settings.home / "tmp" / f"{RUN_PREFIX}{os.getpid()}-gradio")
+    os.environ["GRADIO_TEMP_DIR"] = str(cache)
+    atexit.register(shutil.rmtree, cache, True)
+    os.umask(0o077)  # every file the app writes (store, exports, Gradio's cache) is readable by its owner only
+
+    from costa.services import Services
+    from costa.session import SessionCore
+    from ui.app import build_ui, launch_kwargs, queue_kwargs
+
     if settings.allow_downloads:
         os.environ.pop("HF_HUB_OFFLINE", None)
     services = Services(settings)
-    demo = build_ui(services)
+    core = SessionCore(services)
+    core.start()  # turns a killed process left running → interrupted; orphan files and stale temp folders removed
+    demo = build_ui(services, core)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so exit handlers remove per-session temporary files
     demo.queue(**queue_kwargs(services)).launch(
         server_name=os.environ.get("COSTA_HOST", "127.0.0.1"),

@@ -160,6 +160,7 @@ def run_turn(
     threshold: float | None = None,
     region: UserRegion | None = None,
     lazy: bool = True,
+    graph: ToolGraph | None = None,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
 
@@ -168,6 +169,7 @@ def run_turn(
         threshold: quality a step's check must reach, in [0, 1] (default from settings).
         region: boxes/masks/points the user supplied.
         lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
+        graph: the tool graph `build_graph(services, plan, region)` already built for this turn (built here if None).
     """
     t_start = time.perf_counter()
     alpha = services.settings.alpha if alpha is None else alpha
@@ -184,7 +186,7 @@ def run_turn(
         yield ErrorEvent(f"nothing to do: {reasons}")
         yield TurnDone(time.perf_counter() - t_start, 0.0, 0, 0.0, None, ok=False)
         return
-    tg = build_graph(services, plan, region)
+    tg = graph if graph is not None else build_graph(services, plan, region)
     runnable = [s.id for s in plan.subtasks if s.id not in tg.unavailable]
     yield SubgraphBuilt(
         tuple(runnable),

@@ -4,22 +4,28 @@ Contents:
 
 - `manifest.json`: costa and Python versions, the versions of the packages the tools use, hashes of the tool tables,
   the settings that shape a turn (never keys or passwords), seeds;
-- `session.json`: the session id, the current version and the redo stack;
+- `session.json`: the session's export name (a hash: the id itself is an access key and never leaves the server),
+  the current version and the redo stack;
 - `versions.json` and `images/v<id>.png`: every version with its parent, the turn and subtask that made it, and the
   SHA-256 of its pixels (`costa.store.image_sha256`);
 - `turns/turn-<id>.json`: instruction, plan, α, threshold, region, every tool call with the parameters it ran with,
   costs, status and the full event stream;
 - `scores.csv`: the evaluator scores, when there are any;
-- `README.txt`: how to rerun each turn with `python -m costa edit`.
+- `masks/turn-<id>.png`: the brush mask a turn was given, when it had one;
+- `README.txt`: how to rerun each turn with `python -m costa edit` (every argument shell-quoted: the instruction is
+  the user's text, never code).
 """
 
 from __future__ import annotations
 
 import csv
+import datetime
+import functools
 import hashlib
 import io
 import json
 import platform
+import shlex
 import sys
 import time
 import zipfile
@@ -28,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from costa.config import Settings
-from costa.store import Session, Store, accuracy
+from costa.store import Session, Store, Turn, accuracy
 from costa.tables import Tables
 
 #: Distributions whose versions decide what the embedded tools and the app do.
@@ -53,6 +59,19 @@ TABLE_DIR = Path(__file__).resolve().parents[1] / "tool_tables"
 SEEDS = {"opencv": 0}
 
 
+def export_name(session_id: str) -> str:
+    """A short name for a session in exported files: a hash, since the session id is its access key."""
+    return hashlib.sha256(f"costa-export:{session_id}".encode()).hexdigest()[:10]
+
+
+def iso_time(seconds: float | None) -> str:
+    """A Unix time as ISO 8601 in UTC ("" for None)."""
+    if seconds is None:
+        return ""
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat(timespec="seconds")
+
+
+@functools.cache
 def package_versions() -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for name in PACKAGES:
@@ -63,6 +82,7 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
+@functools.cache
 def _table_hashes() -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(TABLE_DIR.glob("*")) if p.is_file()}
 
@@ -74,7 +94,7 @@ def manifest(settings: Settings) -> dict[str, Any]:
     except metadata.PackageNotFoundError:
         costa_version = "source checkout"
     return {
-        "created": time.time(),
+        "created": iso_time(time.time()),
         "costa": costa_version,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
@@ -128,13 +148,20 @@ def write_bundle(store: Store, session: Session, tables: Tables, settings: Setti
         z.writestr("manifest.json", json.dumps(manifest(settings), indent=2))
         z.writestr(
             "session.json",
-            json.dumps({"id": session.id, "created": session.created, "head": session.head, "redo": session.redo}),
+            json.dumps(
+                {
+                    "name": export_name(session.id),
+                    "created": iso_time(session.created),
+                    "head": session.head,
+                    "redo": session.redo,
+                }
+            ),
         )
         rows = []
         for v in versions:
             name = f"images/v{v.id}.png"
             z.write(v.file, name, compress_type=zipfile.ZIP_STORED)
-            rows.append({**v.summary(), "created": v.created, "file": name})
+            rows.append({**v.summary(), "created": iso_time(v.created), "file": name})
         z.writestr("versions.json", json.dumps(rows, indent=2))
         readme = ["Rerun a turn from its base image with the same plan inputs:", ""]
         for t in turns:
@@ -149,23 +176,38 @@ def write_bundle(store: Store, session: Session, tables: Tables, settings: Setti
                 "costs": t.summary,
                 "tool_calls": _tool_calls(tables, t.plan, t.events),
                 "events": t.events,
-                "created": t.created,
-                "finished": t.finished,
+                "created": iso_time(t.created),
+                "finished": iso_time(t.finished),
             }
             z.writestr(f"turns/turn-{t.id}.json", json.dumps(record, indent=2, default=str))
             if t.base_version is not None:
-                cmd = f'python -m costa edit images/v{t.base_version}.png "{t.instruction}" -o out-{t.id}.png'
-                cmd += f" --alpha {t.params.get('alpha', settings.alpha)}"
-                cmd += f" --threshold {t.params.get('threshold', settings.threshold)}"
-                if t.params.get("box"):
-                    cmd += f" --box {t.params['box']}"
-                readme.append(f"turn {t.id} ({t.status}): {cmd}")
-                if t.params.get("clicks"):
-                    readme.append(f"  (the user clicked at {t.params['clicks']}; see costa.pointing)")
+                mask = store.turn_mask(t)
+                if mask is not None:
+                    z.write(mask, f"masks/turn-{t.id}.png", compress_type=zipfile.ZIP_STORED)
+                readme.append(f"turn {t.id} ({t.status}): {rerun_command(t, settings, mask is not None)}")
         z.writestr("README.txt", "\n".join(readme) + "\n")
         if scores:
             z.writestr("scores.csv", scores_csv(store, session_id))
     return path
+
+
+def rerun_command(turn: Turn, settings: Settings, has_mask: bool = False) -> str:
+    """The `python -m costa edit` command that reruns `turn` from its base image, every argument shell-quoted."""
+    p = turn.params
+    args = [
+        "python", "-m", "costa", "edit", f"images/v{turn.base_version}.png", turn.instruction,
+        "-o", f"out-{turn.id}.png",
+        "--alpha", str(p.get("alpha", settings.alpha)), "--threshold", str(p.get("threshold", settings.threshold)),
+    ]  # fmt: skip
+    if p.get("box"):
+        args += ["--box", str(p["box"]).replace(" ", "")]
+    if has_mask:
+        args += ["--mask", f"masks/turn-{turn.id}.png"]
+    for click in p.get("clicks") or ():
+        args += ["--point", f"{int(click[0])},{int(click[1])}"]
+    if p.get("mode") == "eager":
+        args.append("--eager")
+    return shlex.join(args)
 
 
 def scores_csv(store: Store, session_id: str) -> str:
@@ -184,7 +226,8 @@ def scores_csv(store: Store, session_id: str) -> str:
         kinds = {x["id"]: x["kind"] for x in ((turn.plan or {}).get("subtasks", []) if turn else [])}
         level = "full" if s.score == 1.0 else ("fail" if s.score == 0.0 else "partial")
         w.writerow(
-            [session_id, s.turn_id, turn.instruction if turn else "", s.subtask_id, kinds.get(s.subtask_id, ""),
-             s.score, level, s.comment, s.evaluator, tasks.get(s.turn_id), overall, s.created]
+            [export_name(session_id), s.turn_id, turn.instruction if turn else "", s.subtask_id,
+             kinds.get(s.subtask_id, ""), s.score, level, s.comment, s.evaluator, tasks.get(s.turn_id), overall,
+             iso_time(s.created)]
         )  # fmt: skip
     return buf.getvalue()

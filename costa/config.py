@@ -66,6 +66,8 @@ class Settings:
     queue_size: requests the app queues before refusing more (COSTA_QUEUE_SIZE, default 64).
     auth: (user, password) pairs required to use the app, from COSTA_AUTH="user:password,user2:password2".
     mcp: also serve the app's API as an MCP server (COSTA_MCP=1; needs the `mcp` package).
+    tmp_idle_seconds: a session unused for this long loses its temporary files (exports; its history stays)
+        (COSTA_TMP_IDLE_SECONDS, default 1800).
     """
 
     home: Path
@@ -87,6 +89,7 @@ class Settings:
     queue_size: int = 64
     auth: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # passwords: keep out of logs
     mcp: bool = False
+    tmp_idle_seconds: float = 1800.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -116,4 +119,5 @@ class Settings:
             queue_size=int(_float(env, "COSTA_QUEUE_SIZE", 64, 1, 10_000)),
             auth=_auth(env.get("COSTA_AUTH", "")),
             mcp=env.get("COSTA_MCP", "") in ("1", "true", "yes"),
+            tmp_idle_seconds=_float(env, "COSTA_TMP_IDLE_SECONDS", 1800.0, 1.0, 7 * 86400.0),
         )

@@ -50,13 +50,18 @@ def load_image(source: str | Path | bytes, max_pixels: int = DEFAULT_MAX_PIXELS)
             with Image.open(fp) as img:
                 w, h = img.size
                 if w * h > max_pixels:
-                    raise InputError(f"{name} is {w}x{h} = {w * h:,} pixels; the limit is {max_pixels:,}")
+                    raise InputError(
+                        f"{name} is {w}x{h} = {w * h:,} pixels; the limit is {max_pixels:,} (COSTA_MAX_PIXELS)"
+                    )
                 img.load()
                 return to_rgb_array(img, max_pixels, name)
     except InputError:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as e:
-        raise InputError(f"{name} is too large to decode safely: {e}") from e
+        # Pillow's own limit trips before the header check above for very large images: quote costa's limit
+        raise InputError(
+            f"{name} has more pixels than the limit of {max_pixels:,} (COSTA_MAX_PIXELS); send a smaller image"
+        ) from e
     except UnidentifiedImageError as e:
         raise InputError(f"{name} is not an image costa can read (unknown or corrupt format)") from e
     except (OSError, SyntaxError, ValueError) as e:
@@ -76,7 +81,7 @@ def parse_box(text: str, width: int, height: int) -> Box:
     parts = text.replace(" ", "").split(",")
     try:
         x, y, w, h = (int(float(v)) for v in parts)
-    except ValueError as e:
+    except (ValueError, OverflowError) as e:  # OverflowError: "inf", "1e999"
         raise InputError(f"--box must be x,y,w,h in pixels, got {text!r}") from e
     if w <= 0 or h <= 0:
         raise InputError(f"--box width and height must be positive, got {text!r}")
@@ -102,7 +107,7 @@ def parse_point(text: str, width: int, height: int) -> Point:
         positive = flag in _POSITIVE_WORDS
     try:
         x, y = (int(float(v)) for v in parts[:2])
-    except ValueError as e:
+    except (ValueError, OverflowError) as e:  # OverflowError: "inf", "1e999"
         raise InputError(f"--point must be x,y or x,y,neg in pixels, got {text!r}") from e
     if not (0 <= x < width and 0 <= y < height):
         raise InputError(

@@ -1,6 +1,8 @@
 """Server-side history: sessions, image versions, turns and evaluator scores in SQLite (WAL), images as PNG files.
 
-Layout under `home` (COSTA_HOME): `costa.db` and `sessions/<session id>/v<version id>.png`. The schema is an
+Layout under `home` (COSTA_HOME): `costa.db` and `sessions/<folder>/<digest>-<random>.png`, where `<folder>` is a
+hash of the session id (never the id itself, which is an access key). Every folder is created 0700 and every file
+0600: only the user running costa can read the history. The schema is an
 append-only list of migration functions (`MIGRATIONS`); `PRAGMA user_version` records how many have run, so a new
 table or column is always a new function at the end, never an edit of an old one.
 
@@ -36,7 +38,23 @@ import numpy as np
 from costa.errors import InputError
 
 VersionKind = Literal["upload", "subtask", "turn"]
-TurnStatus = Literal["running", "done", "partial", "failed", "stopped"]
+TurnStatus = Literal["running", "done", "partial", "failed", "stopped", "interrupted"]
+#: Folder and file modes for everything the store writes (owner only).
+DIR_MODE, FILE_MODE = 0o700, 0o600
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and parents) readable by the owner only; tighten it when it already exists."""
+    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    path.chmod(DIR_MODE)
+    return path
+
+
+def session_folder_name(session_id: str) -> str:
+    """The on-disk folder name of a session: a hash of its id, so listing a folder never reveals an access key."""
+    return hashlib.sha256(session_id.encode()).hexdigest()[:24]
+
+
 #: Scores evaluators may give a subtask: fail, partial credit 0.1 … 0.9 (CoSTA*'s human-evaluation rubric), full.
 SCORE_LEVELS: tuple[float, ...] = tuple(round(i / 10, 1) for i in range(11))
 
@@ -221,12 +239,14 @@ class Store:
     """SQLite history under `home`; safe to share between threads (one short connection per operation)."""
 
     def __init__(self, home: Path) -> None:
-        self.home = Path(home)
-        self.files = self.home / "sessions"
-        self.files.mkdir(parents=True, exist_ok=True)
+        self.home = private_dir(Path(home))
+        self.files = private_dir(self.home / "sessions")
         self.path = self.home / "costa.db"
         self._migrate_lock = threading.Lock()
+        self.path.touch(mode=FILE_MODE, exist_ok=True)
         self.migrate()
+        for p in self.home.glob("costa.db*"):  # the database and its WAL / shared-memory files
+            p.chmod(FILE_MODE)
 
     @contextmanager
     def _db(self, write: bool = False) -> Iterator[sqlite3.Connection]:
@@ -282,7 +302,8 @@ class Store:
             raise InputError("no session id given: call new_session first")
         with self._db() as db:
             r = db.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if r is None or (r["owner"] is not None and r["owner"] != owner):
+        # exact match: with login on, a session made before login was enabled (no owner) is no one's to open
+        if r is None or r["owner"] != owner:
             raise InputError(f"unknown session {session_id[:6]}…: start a new one")
         return Session(r["id"], r["owner"], r["created"], r["head"], tuple(json.loads(r["redo"])))
 
@@ -316,21 +337,24 @@ class Store:
 
         if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
             raise InputError(f"a version must be an RGB uint8 image, got shape {image.shape} dtype {image.dtype}")
-        folder = self.files / session_id
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(self.files / session_folder_name(session_id))
         digest = image_sha256(image)
         now = time.time()
         h, w = image.shape[:2]
+        # The file gets a name no later version can reuse and is complete before its row commits: a kill between the
+        # two leaves an unreferenced file (`sweep_orphans` removes it), never a row without its image.
+        file = folder / f"{digest[:16]}-{secrets.token_hex(6)}.png"
+        part = file.with_suffix(".part")
+        Image.fromarray(image).save(part, format="PNG", compress_level=1)
+        part.chmod(FILE_MODE)
+        part.replace(file)
         with self._db(write=True) as db:
             cur = db.execute(
                 "INSERT INTO versions (session_id, parent_id, turn_id, subtask_id, kind, label, file, sha256, width,"
-                " height, created) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
-                (session_id, parent_id, turn_id, subtask_id, kind, label, digest, w, h, now),
+                " height, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, parent_id, turn_id, subtask_id, kind, label, str(file), digest, w, h, now),
             )
             vid = int(cur.lastrowid or 0)
-            file = folder / f"v{vid}.png"
-            Image.fromarray(image).save(file, compress_level=1)
-            db.execute("UPDATE versions SET file = ? WHERE id = ?", (str(file), vid))
             if make_head:
                 db.execute("UPDATE sessions SET head = ?, redo = '[]' WHERE id = ?", (vid, session_id))
         return Version(vid, session_id, parent_id, turn_id, subtask_id, kind, label, str(file), digest, w, h, now)
@@ -404,6 +428,44 @@ class Store:
                     turn_id,
                 ),
             )
+
+    def mark_interrupted(self) -> int:
+        """Mark turns left `running` by a killed process as `interrupted` (call once at app start); return how many."""
+        with self._db(write=True) as db:
+            cur = db.execute(
+                "UPDATE turns SET status = 'interrupted', finished = ? WHERE status = 'running'", (time.time(),)
+            )
+            return int(cur.rowcount or 0)
+
+    def save_mask(self, session_id: str, data: np.ndarray) -> str:
+        """Store a turn's brush mask (bool H×W) as a PNG in the session's folder; return its path for the turn's
+        params (`mask_file`)."""
+        from PIL import Image
+
+        folder = private_dir(self.files / session_folder_name(session_id))
+        file = folder / f"mask-{secrets.token_hex(8)}.png"
+        part = file.with_suffix(".part")
+        Image.fromarray(np.asarray(data, bool).astype(np.uint8) * 255).save(part, format="PNG")
+        part.chmod(FILE_MODE)
+        part.replace(file)
+        return str(file)
+
+    def turn_mask(self, turn: Turn) -> Path | None:
+        """The brush mask file a turn was given, if any and still present."""
+        f = turn.params.get("mask_file")
+        p = Path(f) if isinstance(f, str) else None
+        return p if p is not None and p.parent.parent == self.files and p.is_file() else None
+
+    def sweep_orphans(self) -> int:
+        """Delete image files no version refers to (a kill between writing a file and committing its row)."""
+        with self._db() as db:
+            known = {Path(r[0]) for r in db.execute("SELECT file FROM versions")}
+        removed = 0
+        for p in self.files.glob("*/*"):
+            if p.is_file() and p not in known and not p.name.startswith("mask-"):
+                p.unlink(missing_ok=True)
+                removed += 1
+        return removed
 
     def turn(self, session_id: str, turn_id: int) -> Turn:
         try:

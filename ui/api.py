@@ -8,6 +8,7 @@ id; ids are unguessable and, when login is on, bound to the signed-in user.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,60 +16,75 @@ import gradio as gr
 import numpy as np
 
 from costa.errors import InputError
-from costa.pointing import brush_mask
-from costa.types import Mask
-from ui.workspace import Workspace, is_tool_event, report
+from costa.session import SessionCore, TurnOptions, TurnView, parse_clicks, read_brush
+from costa.session.view import is_tool_event
+from ui import render as R
+from ui.state import short_errors
 
 
-def parse_clicks(text: str | None) -> list[tuple[int, int]]:
-    """ "x,y;x,y" → [(x, y), …] in image pixels.
+def report(view: TurnView, session_id: str, notes: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A turn as JSON-ready data for API clients."""
+    plan = view.plan
+    done = view.done_subtasks
+    return {
+        "session_id": session_id,
+        "turn_id": view.turn_id,
+        "turn_number": view.turn_number,
+        "status": view.status,
+        "ok": bool(view.outcome and view.outcome.ok),
+        "version_id": view.result_version,
+        "version_number": view.result_number,
+        "region": view.region_note,
+        "plan": plan.model_dump(mode="json") if plan is not None else None,
+        "subtasks": [
+            {
+                "id": s.id,
+                "kind": s.kind,
+                "state": view.subtask_state(s.id),
+                "tools": list(done[s.id].tools) if s.id in done else [],
+                "quality": done[s.id].quality if s.id in done else None,
+                "result": done[s.id].result if s.id in done else "",
+                "why_not": view.unavailable.get(s.id, ""),
+                "needs_pointing": s.id in view.needs_pointing,
+                "panels": [
+                    {"title": p.title, "body": p.body, "actions": list(p.actions)} for p in view.panels.get(s.id, ())
+                ],
+            }
+            for s in (plan.subtasks if plan else ())
+        ],
+        "calls": [
+            {
+                "subtask_id": c.subtask_id,
+                "tool": c.tool,
+                "attempt": c.attempt,
+                "seconds": c.seconds,
+                "quality": c.quality,
+                "passed": c.passed,
+                "reasons": list(c.reasons),
+            }
+            for c in view.calls
+        ],
+        "totals": view.totals(),
+        "message": R.final_text(view),
+        "log": R.log_lines(view),
+        "notes": list(notes),
+    }
 
-    >>> parse_clicks("10,20; 30,40")
-    [(10, 20), (30, 40)]
-    """
-    if not text or not text.strip():
-        return []
-    out = []
-    for part in text.split(";"):
-        if not part.strip():
-            continue
-        try:
-            x, y = (round(float(v)) for v in part.split(","))
-        except ValueError as e:
-            raise InputError(f'clicks must look like "x,y;x,y" in pixels, got {text!r}') from e
-        out.append((x, y))
-    return out
+
+def app_url() -> str:
+    """Where this app listens (for the API tab's example)."""
+    return f"http://{os.environ.get('COSTA_HOST', '127.0.0.1')}:{os.environ.get('COSTA_PORT', '7860')}"
 
 
-def read_brush(path: str, width: int, height: int) -> Mask:
-    """A brush mask from an image file of the current image's size: white (or, with transparency, opaque) = region.
-
-    The size is checked from the file's header before its pixels are decoded.
-
-    Raises:
-        InputError: not a readable image, another size than the width x height image, or nothing marked.
-    """
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as img:
-            if img.size != (width, height):
-                raise InputError(
-                    f"the brush mask is {img.width}x{img.height} but the current image is {width}x{height}: "
-                    "send a mask of the same size (white = region)"
-                )
-            transparent = img.mode in ("RGBA", "LA", "PA") or "transparency" in img.info
-            data = np.asarray(img.convert("RGBA" if transparent else "RGB"))
-    except InputError:
-        raise
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as e:
-        raise InputError("the brush mask is not an image costa can read: send a PNG, white = region") from e
-    return brush_mask(data, width, height)
+def build_api_tab() -> None:
+    """The API tab: how to call the named endpoints, with this app's own address."""
+    with gr.Tab("API", id="api"):
+        gr.Markdown(API_HELP.replace("http://127.0.0.1:7860", app_url()))
 
 
-def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: Callable[..., Any]) -> None:
+def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
     """Create the hidden inputs/outputs and the named endpoints (call inside the page's Blocks)."""
-    settings = ws.settings
+    settings = core.settings
     with gr.Column(visible=False):
         session_id_in = gr.Textbox(label="session_id")
         image_in = gr.File(label="image", type="filepath")
@@ -92,12 +108,12 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
         trigger = gr.Button("api")
 
     def head(sid: str, owner: str | None) -> np.ndarray | None:
-        return ws.head(sid, owner)[1]
+        return core.head(sid, owner)[1]
 
     @short_errors
     def new_session(request: gr.Request) -> str:
         """Start a session; returns its id, which every other endpoint needs."""
-        return ws.store.create_session(owner_of(request)).id
+        return core.new_session(owner_of(request)).id
 
     @short_errors
     def edit(
@@ -123,49 +139,48 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
             clicks: target clicks "x,y;x,y" in pixels (one click: a region, two or more: a box); may be empty.
             brush: a brush mask image (PNG) of the image's size, white = the region to edit; may be empty.
         """
-        sid, file, text, a, th, box_text, click_text = session_id, image, instruction, alpha, threshold, box, clicks
         owner = owner_of(request)
-        ws.session(sid, owner)
-        if ws.busy(sid):
-            raise InputError("a turn is already running in this session: wait for it to finish or call /stop")
-        if not isinstance(text, str) or not text.strip():
-            raise InputError("type what to change, e.g. \"replace the text 'SALE' with 'OPEN'\"")
-        points = parse_clicks(click_text)
-        notes: list[str] = []
-        if file:
-            _, notes = ws.upload(sid, owner, file)
+        core.session(session_id, owner)
+        opts = TurnOptions.validate(settings, alpha, threshold)
+        points = parse_clicks(clicks)
+        upload = core.read_upload(image) if image else None
         mask = None
         if brush:
-            current = head(sid, owner)
-            if current is None:
-                raise InputError("upload an image first, then send a brush mask of its size")
-            mask = read_brush(brush, current.shape[1], current.shape[0])
+            if upload is not None:
+                h, w = upload.image.shape[:2]
+            else:
+                current = head(session_id, owner)
+                if current is None:
+                    raise InputError("upload an image first, then send a brush mask of its size")
+                h, w = current.shape[:2]
+            mask = read_brush(brush, w, h)
+        req = core.prepare(session_id, owner, instruction, opts, points, box or "", mask, upload)
         view = None
-        for view, ev in ws.run(sid, owner, text, a, th, points, box_text or "", brush=mask):
+        for view, ev in core.run(req):
             if is_tool_event(ev):
-                yield gr.skip(), {**report(view, sid), "notes": notes}
+                yield gr.skip(), report(view, session_id, req.notes)
         if view is not None:
-            image = head(sid, owner) if view.result_version is not None else None
-            yield image, {**report(view, sid), "notes": notes}
+            result = head(session_id, owner) if view.result_version is not None else None
+            yield result, report(view, session_id, req.notes)
 
     @short_errors
     def history(session_id: str, request: gr.Request) -> dict[str, Any]:
         """The session's versions (with SHA-256 of their pixels) and turns."""
-        return ws.history(session_id, owner_of(request))
+        return core.history(session_id, owner_of(request))
 
     @short_errors
     def undo(session_id: str, request: gr.Request) -> tuple[np.ndarray | None, dict[str, Any]]:
         """Go back one turn; returns the current image and the history."""
         owner = owner_of(request)
-        ws.undo(session_id, owner)
-        return head(session_id, owner), ws.history(session_id, owner)
+        core.undo(session_id, owner)
+        return head(session_id, owner), core.history(session_id, owner)
 
     @short_errors
     def redo(session_id: str, request: gr.Request) -> tuple[np.ndarray | None, dict[str, Any]]:
         """Return to the version undo left; returns the current image and the history."""
         owner = owner_of(request)
-        ws.redo(session_id, owner)
-        return head(session_id, owner), ws.history(session_id, owner)
+        core.redo(session_id, owner)
+        return head(session_id, owner), core.history(session_id, owner)
 
     @short_errors
     def branch(session_id: str, version_id: float, request: gr.Request) -> tuple[np.ndarray | None, dict[str, Any]]:
@@ -173,8 +188,8 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
         owner = owner_of(request)
         if version_id is None:
             raise InputError("give the version_id to branch from (see /history)")
-        ws.branch(session_id, owner, int(version_id))
-        return head(session_id, owner), ws.history(session_id, owner)
+        core.branch(session_id, owner, version_id)
+        return head(session_id, owner), core.history(session_id, owner)
 
     @short_errors
     def score(
@@ -201,23 +216,23 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
         if score is None:
             raise InputError("give a score: 0, 0.1 … 0.9 or 1")
         owner = owner_of(request)
-        return ws.score(session_id, owner, int(turn_id), subtask_id or "", score, comment or "", evaluator or "")
+        return core.score(session_id, owner, turn_id, subtask_id or "", score, comment or "", evaluator or "")
 
     @short_errors
     def export(session_id: str, request: gr.Request) -> tuple[str | None, str]:
         """The current image (PNG) and the session's reproducibility bundle (zip)."""
-        image_path, bundle = ws.export(session_id, owner_of(request))
+        image_path, bundle = core.export(session_id, owner_of(request))
         return (str(image_path) if image_path else None), str(bundle)
 
     @short_errors
     def scores_csv(session_id: str, request: gr.Request) -> str:
         """The session's evaluator scores as CSV."""
-        return str(ws.scores_csv(session_id, owner_of(request)))
+        return str(core.scores_csv(session_id, owner_of(request)))
 
     @short_errors
     def stop(session_id: str, request: gr.Request) -> dict[str, Any]:
         """Ask the session's running turn to stop after its current tool call."""
-        return {"stopping": ws.stop(session_id, owner_of(request))}
+        return {"stopping": core.stop(session_id, owner_of(request))}
 
     gpu = {"concurrency_id": "gpu_tools", "concurrency_limit": settings.concurrency}
     endpoints: list[tuple[Callable[..., Any], list[Any], list[Any], str, dict[str, Any]]] = [
@@ -246,3 +261,37 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
     ]
     for fn, inputs, outputs, name, extra in endpoints:
         trigger.click(fn, inputs, outputs, api_name=name, api_description=(fn.__doc__ or "").strip(), **extra)
+
+
+API_HELP = """
+### Use costa from Python (`gradio_client`)
+
+```python
+from gradio_client import Client, handle_file
+c = Client("http://127.0.0.1:7860")
+sid = c.predict(api_name="/new_session")
+image, report = c.predict(sid, handle_file("sign.png"), "replace the text 'SALE' with 'OPEN'", 1.0, 0.8, "", "",
+                          api_name="/edit")
+# a brush mask: a PNG of the image's size, white = the region to edit (the last input, optional)
+image, report = c.predict(sid, None, "make it pink", 1.0, 0.8, "", "", handle_file("mask.png"), api_name="/edit")
+c.predict(sid, api_name="/history"); c.predict(sid, api_name="/undo")
+c.predict(sid, 2, api_name="/branch")                 # make version 2 current; later edits start a new branch
+c.predict(sid, report["turn_id"], "s1", 1.0, "looks right", "alice", api_name="/score")
+image_file, bundle_zip = c.predict(sid, api_name="/export")
+```
+
+`box` is "x,y,w,h" and `clicks` "x,y;x,y" in pixels; `brush` is a mask image of the image's size (white, or opaque
+on a transparent layer, = region); `/edit` streams its report (plan, tool calls, costs, log).
+
+| endpoint | inputs | returns |
+|---|---|---|
+| `/new_session` | — | a session id (keep it: it is the key to your history) |
+| `/edit` | session_id, image (None: current), instruction, alpha, threshold, box, clicks, brush | image, turn report |
+| `/history` | session_id | versions (with SHA-256) and turns |
+| `/undo`, `/redo` | session_id | current image, history |
+| `/branch` | session_id, version_id | current image, history |
+| `/score` | session_id, turn_id, subtask_id, score (0, 0.1 … 0.9, 1), comment, evaluator | accuracies |
+| `/export` | session_id | current image (PNG), reproducibility bundle (zip) |
+| `/scores_csv` | session_id | evaluator scores (CSV) |
+| `/stop` | session_id | whether a running turn was asked to stop |
+"""

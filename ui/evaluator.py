@@ -6,14 +6,13 @@ evaluation); scores live in the store and export as CSV. With COSTA_AUTH set, th
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
 
 from costa.errors import InputError
-from ui.workspace import Workspace
+from ui.state import Page, short_errors
 
 LEVELS = ("full", "partial", "fail")
 
@@ -35,62 +34,45 @@ class Evaluation:
     accuracy: gr.Markdown
     export: gr.Button
     csv: gr.File
-    ws: Workspace
-    ui: gr.State
-    owner_of: Callable[[Any], str | None]
-    short_errors: Callable[..., Any]
 
     @property
     def outputs(self) -> list[Any]:
         return [self.turn, self.detail, self.compare, self.subtask, self.table, self.accuracy, self.csv]
 
-    def refresh(self, state: Any) -> dict[Any, Any]:
-        """Turn choices, the scores table and the accuracies for the session in `state`."""
-        turns = [t for t in self.ws.store.turns(state.session_id) if t.plan and t.plan.get("subtasks")]
-        choices = [(f"turn {t.id}: {t.instruction[:60]} ({t.status})", t.id) for t in turns if t.status != "running"]
-        acc = self.ws.accuracy(state.session_id, state.owner)
-        return {
-            self.turn: gr.update(choices=choices),
-            self.table: _rows(acc),
-            self.accuracy: _accuracy_md(acc),
-        }
-
-    def wire(self, everything: list[Any]) -> None:
-        ws = self.ws
+    def wire(self, page: Page, everything: list[Any]) -> None:
+        """Register the tab's refresher and connect its events (after every tab is built)."""
+        core, ui = page.core, page.ui
         private: dict[str, Any] = {"api_visibility": "private"}
 
-        @self.short_errors
+        def refresh(state: Any) -> dict[Any, Any]:
+            acc = core.accuracy(state.session_id, state.owner)
+            return {
+                self.turn: gr.update(choices=core.turn_choices(state.session_id, state.owner), value=None),
+                self.table: _rows(acc),
+                self.accuracy: _accuracy_md(acc),
+            }
+
+        page.add(self.outputs, refresh)
+
+        @short_errors
         def on_turn(state: Any, turn_id: Any) -> dict[Any, Any]:
             if turn_id in (None, ""):
                 return {self.detail: "_Pick a turn._", self.subtask: gr.update(choices=[], value=None)}
-            turn = ws.store.turn(state.session_id, int(turn_id))
-            subtasks = (turn.plan or {}).get("subtasks", [])
-            view = ws.view_of(turn)
-            lines = [f"**turn {turn.id}** · {turn.status} · “{turn.instruction}”"]
-            for s in subtasks:
-                done = view.done_subtasks.get(s["id"])
-                got = (
-                    f"via {' → '.join(done.tools)}, quality {done.quality:.2f}" if done else view.subtask_state(s["id"])
-                )
+            d = core.turn_detail(state.session_id, state.owner, turn_id)
+            lines = [f"**turn {d.number}** · {d.turn.status} · “{d.turn.instruction}”"]
+            for sid, name in d.subtasks:
+                done = d.view.done_subtasks.get(sid)
+                got = f"via {' → '.join(done.tools)}, quality {done.quality:.2f}" if done else d.view.subtask_state(sid)
                 result = f" — {done.result}" if done and done.result else ""
-                lines.append(f"- **{s['id']}** {ws.names.get(s['kind'], s['kind'])}: {got}{result}")
-            images = None
-            if turn.base_version is not None:
-                before = ws.store.load_image(ws.store.version(state.session_id, turn.base_version))
-                after = (
-                    ws.store.load_image(ws.store.version(state.session_id, turn.result_version))
-                    if turn.result_version is not None
-                    else before
-                )
-                images = (before, after) if before.shape == after.shape else (after, after)
-            choices = [(f"{s['id']} · {ws.names.get(s['kind'], s['kind'])}", s["id"]) for s in subtasks]
+                lines.append(f"- **{sid}** {name}: {got}{result}")
+            choices = [(f"{sid} · {name}", sid) for sid, name in d.subtasks]
             return {
                 self.detail: "\n".join(lines),
-                self.compare: images,
+                self.compare: d.images,
                 self.subtask: gr.update(choices=choices, value=choices[0][1] if choices else None),
             }
 
-        @self.short_errors
+        @short_errors
         def on_save(
             state: Any, turn_id: Any, subtask_id: Any, level: str, partial: float, comment: str, who: str
         ) -> dict[Any, Any]:
@@ -101,36 +83,38 @@ class Evaluation:
             if level not in LEVELS:
                 raise InputError("choose full, partial or fail")
             value = {"full": 1.0, "fail": 0.0}.get(level, round(float(partial), 1))
-            acc = ws.score(state.session_id, state.owner, int(turn_id), subtask_id, value, comment or "", who or "")
-            gr.Info(f"Saved: turn {turn_id} {subtask_id} = {value:g}")
+            acc = core.score(state.session_id, state.owner, turn_id, subtask_id, value, comment or "", who or "")
+            gr.Info(f"Saved: {subtask_id} = {value:g}")
             return {self.table: _rows(acc), self.accuracy: _accuracy_md(acc)}
 
-        @self.short_errors
+        @short_errors
         def on_export(state: Any) -> dict[Any, Any]:
-            return {self.csv: str(ws.scores_csv(state.session_id, state.owner))}
+            return {self.csv: str(core.scores_csv(state.session_id, state.owner))}
 
-        self.turn.input(on_turn, [self.ui, self.turn], everything, **private)
-        inputs = [self.ui, self.turn, self.subtask, self.level, self.partial, self.comment, self.evaluator]
+        self.turn.input(on_turn, [ui, self.turn], everything, **private)
+        inputs = [ui, self.turn, self.subtask, self.level, self.partial, self.comment, self.evaluator]
         self.save.click(on_save, inputs, everything, **private)
-        self.export.click(on_export, [self.ui], everything, **private)
+        self.export.click(on_export, [ui], everything, **private)
         self.level.change(lambda lv: gr.update(interactive=lv == "partial"), [self.level], [self.partial], **private)
 
 
 def _rows(acc: dict[str, Any]) -> list[list[Any]]:
-    return [[s["turn_id"], s["subtask_id"], s["score"], s["comment"], s["evaluator"]] for s in acc["scores"]]
+    return [
+        [s.get("turn_number") or s["turn_id"], s["subtask_id"], s["score"], s["comment"], s["evaluator"]]
+        for s in acc["scores"]
+    ]
 
 
 def _accuracy_md(acc: dict[str, Any]) -> str:
     if acc["overall"] is None:
         return "_No scores yet._"
-    tasks = " · ".join(f"turn {k}: {v:.2f}" for k, v in acc["tasks"].items())
+    numbers = acc.get("numbers", {})
+    tasks = " · ".join(f"turn {numbers.get(k) or k}: {v:.2f}" for k, v in acc["tasks"].items())
     return f"**Overall accuracy {acc['overall']:.3f}** over {len(acc['tasks'])} task(s) · {tasks}"
 
 
-def build_evaluator(
-    ws: Workspace, ui: gr.State, owner_of: Callable[[Any], str | None], short_errors: Callable[..., Any]
-) -> Evaluation:
-    """Lay out the tab (inside the page's Tabs) and return its `Evaluation` for refreshing and wiring."""
+def build_evaluator() -> Evaluation:
+    """Lay out the tab (inside the page's Tabs) and return its `Evaluation` for wiring."""
     with gr.Tab("Evaluate", id="evaluate"):
         gr.Markdown(
             "Score each subtask of a finished turn: **full** (1), **partial** (0.1–0.9) or **fail** (0). "
@@ -140,7 +124,9 @@ def build_evaluator(
             with gr.Column(scale=5):
                 turn = gr.Dropdown(label="Turn", choices=[], interactive=True, elem_id="eval-turn")
                 detail = gr.Markdown("_Pick a turn._")
-                compare = gr.ImageSlider(label="Before / after this turn", type="numpy", format="png")
+                compare = gr.ImageSlider(
+                    label="◀ Before (left) · After this turn (right) ▶", type="numpy", format="png"
+                )
             with gr.Column(scale=5):
                 subtask = gr.Dropdown(label="Subtask", choices=[], interactive=True, elem_id="eval-subtask")
                 level = gr.Radio(list(LEVELS), value="full", label="Score")
@@ -153,27 +139,13 @@ def build_evaluator(
                     headers=["turn", "subtask", "score", "comment", "evaluator"],
                     value=[],
                     interactive=False,
-                    wrap=True,
+                    wrap=False,
+                    column_widths=["12%", "14%", "12%", "40%", "22%"],
+                    elem_id="scores-table",
                 )
                 with gr.Row():
                     export = gr.Button("Export scores (CSV)")
                     csv = gr.File(label="Scores CSV", interactive=False)
     return Evaluation(
-        turn,
-        detail,
-        compare,
-        subtask,
-        level,
-        partial,
-        comment,
-        evaluator,
-        save,
-        table,
-        accuracy,
-        export,
-        csv,
-        ws,
-        ui,
-        owner_of,
-        short_errors,
+        turn, detail, compare, subtask, level, partial, comment, evaluator, save, table, accuracy, export, csv
     )

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from costa.graph import GOAL, START
+from costa.session.view import CallRow, GraphLayout, NodeKey, TurnView, path_keys
 from costa.types import Plan
-from ui.turnview import CallRow, GraphLayout, NodeKey, TurnView, path_keys
 
 __all__ = ["CallRow", "GraphLayout", "NodeKey", "TurnView", "path_keys"]
 
@@ -158,6 +158,10 @@ def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]
         body = "Stopped before this subtask finished."
     else:
         body = "Searching for the cheapest good tool path…" if rows else "Waiting for its turn in the plan."
+    for panel in view.panels.get(sid, ()):
+        body += f"\n\n**{panel.title}** — {panel.body}"
+        if panel.actions:
+            body += "\n\n" + " · ".join(f"`{a}`" for a in panel.actions)
     msgs = [{"role": "assistant", "content": body, "metadata": meta}]
     for i, row in enumerate(rows):
         log, verdict = _verdict(row, view.threshold)
@@ -246,7 +250,8 @@ def final_text(view: TurnView) -> str:
         if reads:
             lines.append("**Results:**\n" + "\n".join(reads))
         if view.result_version is not None:
-            lines.append(f"New version **v{view.result_version}** (undo returns to the previous one).")
+            number = view.result_number or view.result_version
+            lines.append(f"New version **v{number}** (undo returns to the previous one).")
     elif view.status == "failed" and not lines:
         lines.append("❌ Nothing could be done.")
     return "\n\n".join(lines)
@@ -375,20 +380,27 @@ def _node_class(
     return "predicted" if n in predicted else "idle"
 
 
-def versions_markdown(versions: Sequence[Any], head: int | None, selected: int | None = None) -> str:
-    """The session's version tree as a Mermaid flowchart (branches kept), the current version marked."""
-    if not versions:
+def versions_markdown(rows: Sequence[Any], head: int | None, selected: int | None = None, nonce: int = 0) -> str:
+    """The session's version tree as a Mermaid flowchart (branches kept), the current version marked.
+
+    `rows` are `costa.session.history.VersionRow`s: versions with their number within the session (what the user
+    sees). Top-down, so a long history grows downwards at a readable size; `nonce` changes the text (not the
+    drawing) so the page redraws a tree that was rendered while its tab was hidden.
+    """
+    if not rows:
         return "_No versions yet: upload an image._"
-    shown = list(versions)[-40:]
-    ids = {v.id for v in shown}
-    lines = ["```mermaid", "flowchart LR"]
-    for v in shown:
+    shown = list(rows)[-40:]
+    ids = {r.version.id for r in shown}
+    lines = ["```mermaid", "flowchart TD", f"  %% {nonce}"]
+    for r in shown:
+        v = r.version
         cls = "chosen" if v.id == head else ("predicted" if v.id == selected else "executed")
         if v.kind == "subtask":
             cls = "idle" if v.id not in (head, selected) else cls
         mark = " ◀ current" if v.id == head else ""
-        lines.append(f'  v{v.id}["v{v.id} · {esc(v.label, 36)}{mark}"]:::{cls}')
-    for v in shown:
+        lines.append(f'  v{v.id}["v{r.number} · {esc(v.label, 36)}{mark}"]:::{cls}')
+    for r in shown:
+        v = r.version
         if v.parent_id in ids:
             lines.append(f"  v{v.parent_id} --> v{v.id}")
     lines += _CLASSES.splitlines()
@@ -408,7 +420,8 @@ def ledger_markdown(view: TurnView | None, session: Mapping[str, float] | None =
         llm = f"{t['llm_calls']:.0f} LLM call(s), {t['llm_tokens']:.0f} tokens" if view.llm else "LLM: none"
         if t["llm_cost"]:
             llm += f", cost {t['llm_cost']:.4f}"
-        turn = f"turn {view.turn_id}" if view.turn_id is not None else "this turn"
+        number = view.turn_number or view.turn_id
+        turn = f"turn {number}" if number is not None else "this turn"
         parts.append(
             f"**{turn}** · wall {t['seconds']:.2f} s · {t['executions']:.0f} tool run(s) · "
             f"{t['tool_seconds']:.3f} tool-s · {t['retries']:.0f} retr{'y' if t['retries'] == 1 else 'ies'} · "

@@ -1,4 +1,4 @@
-"""A turn as the page sees it: `TurnView` folds the typed event stream into what to draw.
+"""A turn as every interface sees it (page, API report, CLI): `TurnView` folds the typed event stream into what to draw.
 
 The same folding serves a live turn (events as they stream) and a reloaded one (events read back from the store), so
 a page refresh shows exactly what the user saw. Tool-subgraph nodes are keyed per (subtask id, tool chain prefix):
@@ -89,6 +89,18 @@ class CallRow:
     dropped: str = ""
 
 
+@dataclass(frozen=True)
+class SubtaskPanel:
+    """A panel shown under one subtask's message (a reflection, an unverified target, …), filled by turn hooks.
+
+    `actions` are button labels the page offers under the panel (e.g. "Edit this region", "Let me point").
+    """
+
+    title: str
+    body: str
+    actions: tuple[str, ...] = ()
+
+
 @dataclass
 class TurnView:
     """Everything known about one turn so far, folded from its events."""
@@ -97,6 +109,7 @@ class TurnView:
     names: Mapping[str, str]
     threshold: float = 0.8
     turn_id: int | None = None
+    turn_number: int | None = None  # the turn's number within its session (what the user sees)
     reads: frozenset[str] = frozenset()  # subtask kinds that read the image (their results are text, not pixels)
     region_note: str = ""
     started: float = field(default_factory=time.perf_counter)
@@ -118,8 +131,10 @@ class TurnView:
     errors: list[str] = field(default_factory=list)
     question: str | None = None
     outcome: E.TurnDone | None = None
+    panels: dict[str, list[SubtaskPanel]] = field(default_factory=dict)  # subtask id -> panels under its message
     status: str = "planning"  # planning, searching, done, partial, failed, stopped
     result_version: int | None = None
+    result_number: int | None = None  # the result version's number within its session
     _popped: tuple[NodeKey, bool] | None = None
 
     # -- folding ---------------------------------------------------------------------------------------------
@@ -213,6 +228,10 @@ class TurnView:
                 return row.key
         return (sid, (tool,))
 
+    def add_panel(self, subtask_id: str, panel: SubtaskPanel) -> None:
+        """Show `panel` under subtask `subtask_id`'s message."""
+        self.panels.setdefault(subtask_id, []).append(panel)
+
     def stop(self) -> None:
         self.status = "stopped"
         for k, s in self.node_state.items():
@@ -250,3 +269,24 @@ class TurnView:
         if self.status in ("failed", "partial", "done"):
             return "failed"
         return "pending"
+
+
+def is_tool_event(ev: E.Event | None) -> bool:
+    """Events worth a screen update: tool calls and milestones (not every queue push); None is a redraw."""
+    return ev is None or isinstance(
+        ev,
+        E.ToolStarted
+        | E.ToolFinished
+        | E.Retry
+        | E.ToolFailed
+        | E.PathChosen
+        | E.SubtaskDone
+        | E.TurnDone
+        | E.ErrorEvent
+        | E.SubgraphBuilt
+        | E.PlanReady
+        | E.LlmCall
+        | E.ClarificationNeeded
+        | E.PlannerFallback
+        | E.SearchFailed,
+    )

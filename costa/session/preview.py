@@ -1,0 +1,121 @@
+"""The α preview: what a typed instruction would do before anything runs — its plan, the drawable tool subgraph,
+the predicted best path, seconds and quality for several α, and which subtasks need the user to point.
+
+`PreviewMixin` is part of `costa.session.core.SessionCore` (it expects `services`, `store`, `names`, `reads`,
+`client()`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from costa.agent import UserRegion, build_graph
+from costa.events import Event, LlmCall
+from costa.graph import GOAL, START, StepNode, subtask_chains
+from costa.search import check_alpha, predict_best
+from costa.session.turns import HISTORY_TURNS, PlanResult, plan_turn
+from costa.session.view import GraphLayout, TurnView, path_keys
+from costa.types import Plan
+
+if TYPE_CHECKING:
+    from costa.session.core import SessionCore
+
+#: α values the preview predicts for, besides the current one.
+ALPHA_GRID = (0.0, 0.5, 1.0, 1.5, 2.0)
+
+Prediction = tuple[float, tuple[tuple[str, str], ...], float, float]  # α, ((subtask, tool), …), seconds, quality
+
+
+@dataclass
+class Preview:
+    """What the instruction would do under α: predictions for the grid, a view to draw, or why nothing would run."""
+
+    alpha: float
+    predictions: list[Prediction] = field(default_factory=list)
+    view: TurnView | None = None
+    pointing: list[str] = field(default_factory=list)  # subtasks that could run if the user pointed
+    nothing: str = ""  # why the instruction would not run ("" when it would)
+
+
+class PreviewMixin:
+    """Planning previews, predicted paths and pointing advice (see the module docstring)."""
+
+    def _estimate(self: SessionCore, n: StepNode) -> tuple[float, float]:
+        return self.services.estimates.get(n.tool, n.kind)
+
+    def pointing_helps(self: SessionCore, kind: str) -> bool:
+        """Whether a subtask of `kind` has a ready tool path that starts from what the user points at."""
+        tables = self.services.tables
+        pointed = frozenset({"boxes", "masks", "points"})
+        chains = subtask_chains(tables, kind, pointed, self.services.is_ready_fn())
+        return any(set(tables.tools[c[0]].inputs) & pointed for c in chains)
+
+    def _pointing_subtasks(self: SessionCore, plan: Plan, unavailable: Mapping[str, str]) -> set[str]:
+        return {sid for sid in unavailable if self.pointing_helps(plan.by_id(sid).kind)}
+
+    def _after_turn_pointing(self: SessionCore, view: TurnView, given: Sequence[str]) -> None:
+        """A turn that failed to find its target without any pointing: ask the user to point (when that helps)."""
+        if view.plan is None or given or view.status not in ("failed", "partial"):
+            return
+        for s in view.plan.subtasks:
+            if s.id not in view.done_subtasks and self.pointing_helps(s.kind):
+                view.needs_pointing.add(s.id)
+
+    def plan_only(
+        self: SessionCore, session_id: str, instruction: str, image: np.ndarray | None
+    ) -> tuple[PlanResult, list[Event]]:
+        """Plan `instruction` as a turn would (OCR text, history), without running or storing anything."""
+        history = [t.instruction for t in self.store.turns(session_id)][-HISTORY_TURNS:]
+        gen = plan_turn(self.services, self.client(), instruction, image, history)
+        events: list[Event] = []
+        while True:
+            try:
+                events.append(next(gen))
+            except StopIteration as stop:
+                return stop.value, events
+
+    def predict(self: SessionCore, plan: Plan, region: UserRegion, alphas: Sequence[float]) -> list[Prediction]:
+        """Best path under the estimates for each α: (α, ((subtask, tool), …), seconds, quality); [] if none."""
+        tg = build_graph(self.services, plan, region)
+        if not tg.steps:
+            return []
+        out = []
+        for a in alphas:
+            check_alpha(a)
+            path, seconds, quality = predict_best(tg.graph, START, GOAL, self._estimate, a)
+            if path:
+                out.append((a, tuple((n.subtask_id, n.tool) for n in path), seconds, quality))
+        return out
+
+    def preview(self: SessionCore, planned: PlanResult, text: str, alpha: float, region: UserRegion) -> Preview:
+        """Predictions for α and the grid, and a view of the plan with the predicted path (nothing runs)."""
+        a = round(float(alpha), 2)
+        if planned.plan is None:
+            why = [getattr(e, "message", "") or getattr(e, "question", "") for e in planned.events]
+            return Preview(a, nothing="; ".join(w for w in why if w) or "no edit recognised")
+        plan = planned.plan
+        tg = build_graph(self.services, plan, region)
+        preds: list[Prediction] = []
+        if tg.steps:
+            for x in sorted({*ALPHA_GRID, a}):
+                check_alpha(x)
+                path, seconds, quality = predict_best(tg.graph, START, GOAL, self._estimate, x)
+                if path:
+                    preds.append((x, tuple((n.subtask_id, n.tool) for n in path), seconds, quality))
+        view = TurnView(text, self.names, reads=self.reads, status="preview")
+        view.layout = GraphLayout.from_tool_graph(tg, self._estimate)
+        view.plan, view.unavailable = plan, dict(tg.unavailable)
+        view.needs_pointing = self._pointing_subtasks(plan, tg.unavailable)
+        view.llm = [e for e in planned.events if isinstance(e, LlmCall)]
+        current = [p for p in preds if abs(p[0] - a) < 1e-9]
+        view.predicted = path_keys(current[0][1]) if current else []
+        return Preview(a, preds, view, sorted(view.needs_pointing))
+
+
+def plan_cache_put(cache: dict[str, Any], key: str, value: Any, keep: int = 16) -> dict[str, Any]:
+    """A new cache dict with `key` added, keeping the newest `keep` entries."""
+    return {**dict(list(cache.items())[-(keep - 1) :]), key: value}

@@ -1,0 +1,416 @@
+"""The Edit tab: image and pointing, chat, instruction, α preview, live plan and search, before/after, ledger.
+
+Every action goes through the session core (`costa.session`); this module only lays out components, keeps the
+tab's `UiState` and renders what the core returns. Pointing (clicks, clear, typed box, brush, clear brush) is one
+helper, `point`, with one small event per control.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import numpy as np
+
+from costa.agent import UserRegion
+from costa.errors import InputError
+from costa.pointing import brush_mask, region_from_pointing
+from costa.session import MAX_CLICKS, MODES, TurnOptions
+from costa.session.preview import plan_cache_put
+from costa.session.turns import region_warnings
+from costa.session.view import is_tool_event
+from ui import render as R
+from ui.overlays import annotate, points_text
+from ui.state import MAX_PAST_MESSAGES, Page, UiState, short_errors
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSETS = ROOT / "assets"
+EXAMPLE_TEXT = "replace the text 'SALE' with 'OPEN'"
+#: One-click demos: (asset file, instruction, box x,y,w,h or "").
+EXAMPLES = (
+    ("sale_sign.png", "replace the text 'SALE' with 'OPEN'", ""),
+    ("red_ball.png", "make the red ball blue", "300,130,160,160"),
+    ("cafe_poster.png", "highlight the word 'FREE' and redact the phone number", ""),
+)
+PRIVATE: dict[str, Any] = {"api_visibility": "private"}
+
+
+@dataclass
+class EditTab:
+    """The Edit tab's components (see `build_edit`)."""
+
+    image: gr.Image
+    points: gr.Markdown
+    clear_points: gr.Button
+    box: gr.Textbox
+    brush_panel: gr.Accordion
+    brush_editor: gr.ImageEditor
+    use_brush: gr.Button
+    clear_brush: gr.Button
+    examples: gr.Dataset
+    export: gr.Button
+    downloads: gr.File
+    chat: gr.Chatbot
+    instruction: gr.Textbox
+    send: gr.Button
+    stop: gr.Button
+    alpha: gr.Slider
+    threshold: gr.Slider
+    mode: gr.Radio
+    prediction: gr.Markdown
+    tree: gr.Markdown
+    graph: gr.Markdown
+    slider: gr.ImageSlider
+    undo: gr.Button
+    redo: gr.Button
+    ledger: gr.Markdown
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [
+            self.image, self.points, self.box, self.brush_editor, self.downloads, self.chat, self.instruction,
+            self.prediction, self.tree, self.graph, self.slider, self.undo, self.redo, self.ledger,
+        ]  # fmt: skip
+
+
+def build_edit(settings: Any) -> EditTab:
+    """Lay out the Edit tab (inside the page's Tabs)."""
+    with gr.Tab("Edit", id="edit"):
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5, min_width=340):
+                image = gr.Image(
+                    label="Current image — upload one, then click on it to point at a target",
+                    type="numpy", image_mode="RGB", sources=["upload", "clipboard"], format="png", height=360,
+                    elem_id="current-image",
+                )  # fmt: skip
+                with gr.Row():
+                    points = gr.Markdown(points_text([]), elem_id="points")
+                    clear_points = gr.Button("Clear points", size="sm", scale=0, min_width=110)
+                box = gr.Textbox(label="Target box x,y,w,h (optional)", placeholder="e.g. 40,60,200,120", max_lines=1)
+                with gr.Row():
+                    export = gr.Button("⬇ Download image + bundle", size="sm", elem_id="export")
+                downloads = gr.File(
+                    label="Downloads", file_count="multiple", interactive=False, visible=False, elem_id="downloads"
+                )
+                with gr.Accordion(
+                    "🖌 Brush a mask — paint exactly what to edit", open=False, elem_id="brush-panel"
+                ) as brush_panel:
+                    brush_editor = gr.ImageEditor(
+                        label="Paint over the target, then press Use brush mask",
+                        type="numpy", image_mode="RGBA", sources=[], transforms=[], layers=False,
+                        brush=gr.Brush(colors=["#ff008c"], color_mode="fixed"), eraser=gr.Eraser(), format="png",
+                        height=360, elem_id="brush-editor",
+                    )  # fmt: skip
+                    with gr.Row():
+                        use_brush = gr.Button("Use brush mask", size="sm", elem_id="use-brush")
+                        clear_brush = gr.Button("Clear brush", size="sm", elem_id="clear-brush")
+                examples = gr.Dataset(
+                    label="Examples — one click loads image and instruction (in a new session)",
+                    components=["image", "textbox", "textbox"],
+                    headers=["image", "instruction", "box"],
+                    samples=[[str(ASSETS / f), text, b] for f, text, b in EXAMPLES if (ASSETS / f).exists()],
+                    type="index",
+                    elem_id="examples",
+                )
+            with gr.Column(scale=6, min_width=420):
+                chat = gr.Chatbot(
+                    label="Chat", height=470, elem_id="chat", buttons=["copy_all"], feedback_options=None,
+                    placeholder="Upload an image (or pick an example), type an instruction, press Enter.",
+                )  # fmt: skip
+                with gr.Row():
+                    instruction = gr.Textbox(
+                        show_label=False, placeholder=f"What should change? e.g. {EXAMPLE_TEXT} — Enter sends",
+                        max_lines=3, scale=6, elem_id="instruction",
+                    )  # fmt: skip
+                    send = gr.Button("Send", variant="primary", scale=1, min_width=80, elem_id="send")
+                    stop = gr.Button("Stop", variant="stop", scale=1, min_width=80, elem_id="stop")
+                with gr.Row():
+                    alpha = gr.Slider(
+                        0.0, 2.0, value=settings.alpha, step=0.1, label="α: 0 = best quality … 2 = fastest"
+                    )
+                    threshold = gr.Slider(
+                        0.0, 1.0, value=settings.threshold, step=0.05, label="Quality threshold per step"
+                    )
+                mode = gr.Radio(
+                    [(label, key) for key, label in MODES.items()], value="lazy", label="Search mode",
+                    info="FaSTA* fast–slow (learned subroutines first) is not available in this build yet.",
+                )  # fmt: skip
+                prediction = gr.Markdown(R.prediction_markdown(settings.alpha, []), elem_id="prediction")
+        gr.Markdown("### Live view: plan and tool search")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=4):
+                tree = gr.Markdown(R.tree_markdown(None), elem_id="tree", label="Subtask tree")
+            with gr.Column(scale=7):
+                graph = gr.Markdown(R.graph_markdown(None), elem_id="toolgraph", label="Tool subgraph")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5):
+                slider = gr.ImageSlider(
+                    label="◀ Before (left) · After (right) ▶ — drag the handle",
+                    type="numpy", format="png", elem_id="slider",
+                )  # fmt: skip
+                with gr.Row():
+                    undo = gr.Button("↩ Undo", elem_id="undo")
+                    redo = gr.Button("↪ Redo", elem_id="redo")
+            with gr.Column(scale=6):
+                gr.Markdown("### Cost ledger")
+                ledger = gr.Markdown(R.ledger_markdown(None), elem_id="ledger")
+    return EditTab(
+        image, points, clear_points, box, brush_panel, brush_editor, use_brush, clear_brush, examples, export,
+        downloads, chat, instruction, send, stop, alpha, threshold, mode, prediction, tree, graph, slider, undo,
+        redo, ledger,
+    )  # fmt: skip
+
+
+def _region(state: UiState, img: np.ndarray | None, box_text: str) -> tuple[UserRegion | None, str]:
+    """The region pointed at on `img` (None when nothing is marked) and why it was refused ("" when it was not)."""
+    if img is None or not (state.clicks or (box_text or "").strip() or state.brush is not None):
+        return None, ""
+    try:
+        return region_from_pointing(img, state.clicks, box_text or "", state.brush), ""
+    except InputError as e:
+        return None, str(e)
+
+
+def _editor_value(img: np.ndarray | None) -> dict[str, Any] | None:
+    return {"background": img, "layers": [], "composite": img} if img is not None else None
+
+
+def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> None:
+    """Connect the Edit tab's events (call inside the page's Blocks, after every tab is built)."""
+    core, ui, settings = page.core, page.ui, page.core.settings
+
+    def brush_sync(state: UiState) -> dict[Any, Any]:
+        """Show the current image in the open brush editor when it changed (strokes on the old one are dropped)."""
+        shown = state.head[0] if state.head else None
+        if not state.brush_open or shown == state.brush_version:
+            return {}
+        state.brush_version = shown
+        return {tab.brush_editor: _editor_value(state.head[1] if state.head else None)}
+
+    def refresh(state: UiState) -> dict[Any, Any]:
+        sid, owner = state.session_id, state.owner
+        img = page.reload_head(state)
+        region, note = _region(state, img, state.box)
+        hist = core.history(sid, owner)
+        totals = R.session_totals(core.session_totals(sid))
+        brush_px = state.brush.area if state.brush is not None else 0
+        return {
+            **brush_sync(state),
+            tab.image: annotate(img, region) if img is not None else None,
+            tab.points: points_text(state.clicks, note, brush_px),
+            tab.slider: core.before_after(sid, owner),
+            tab.chat: state.past[-MAX_PAST_MESSAGES:],
+            tab.tree: R.tree_markdown(state.last_view),
+            tab.graph: R.graph_markdown(state.last_view),
+            tab.ledger: R.ledger_markdown(state.last_view, totals),
+            tab.undo: gr.update(interactive=hist["can_undo"]),
+            tab.redo: gr.update(interactive=hist["can_redo"]),
+            tab.downloads: gr.update(value=None, visible=False) if not state.exported else gr.skip(),
+        }
+
+    page.add(tab.outputs, refresh)
+
+    def predict(state: UiState, text: str, a: float, box_text: str) -> dict[Any, Any]:
+        """The α readout (and, when idle, the plan tree and predicted path) for what is typed now."""
+        text = (text or "").strip()
+        if state is None or not text:
+            return {tab.prediction: R.prediction_markdown(a, [])}
+        img = page.head_image(state)
+        if img is None:
+            return {tab.prediction: "_Upload an image to see the predicted cost and quality._"}
+        planned = state.plans.get(text)
+        if planned is None:
+            planned, _ = core.plan_only(state.session_id, text, img)
+            state.plans = plan_cache_put(state.plans, text, planned)
+        region, note = _region(state, img, box_text)
+        if note:
+            return {tab.prediction: f"_{note}_"}
+        pv = core.preview(planned, text, a, region or UserRegion())
+        if pv.view is None:
+            return {tab.prediction: f"_Nothing to run for this instruction: {pv.nothing}_"}
+        hint = "\n\n📍 " + R.pointing_hint(pv.view, pv.pointing[0]) if pv.pointing else ""
+        out: dict[Any, Any] = {tab.prediction: R.prediction_markdown(pv.alpha, pv.predictions) + hint}
+        if not core.busy(state.session_id):
+            out[tab.tree], out[tab.graph] = R.tree_markdown(pv.view), R.graph_markdown(pv.view)
+        return out
+
+    def point(kind: str) -> Any:
+        """One handler per pointing control, all through this helper: update what is marked, redraw, re-predict."""
+
+        @short_errors
+        def handler(state: UiState, value: Any, text: str, a: float, box_text: str, evt: Any = None) -> Any:
+            img = page.head_image(state)
+            state.box = box_text or ""
+            if kind == "click":
+                if img is None:
+                    raise InputError("upload an image first, then click on it")
+                x, y = (round(v) for v in evt.index[:2])
+                state.clicks = [*state.clicks, (x, y)][-MAX_CLICKS:]
+            elif kind == "clear":
+                state.clicks = []
+            elif kind == "brush":
+                layers = value.get("layers") if isinstance(value, dict) else None
+                if img is None:
+                    raise InputError("upload an image first, then paint on it")
+                if not layers:
+                    raise InputError("nothing painted yet: paint over the target, then press Use brush mask")
+                state.brush = brush_mask(list(layers), img.shape[1], img.shape[0])
+                gr.Info(f"Brush mask set: {state.brush.area:,} px. The next edit uses it.")
+            elif kind == "clear_brush":
+                state.brush = None
+            region, note = _region(state, img, state.box)
+            if note and kind == "click":  # a refused click is dropped; the message says why
+                state.clicks = state.clicks[:-1]
+                region, _ = _region(state, img, state.box)
+            for warning in region_warnings(region) if region is not None else ():
+                gr.Warning(warning)
+            out = {
+                tab.image: annotate(img, region) if img is not None and region is not None else img,
+                tab.points: points_text(state.clicks, note, state.brush.area if state.brush is not None else 0),
+                **predict(state, text, a, box_text),
+            }
+            if kind == "clear_brush" and state.brush_open:
+                out[tab.brush_editor] = _editor_value(img)
+            return out
+
+        handler.__name__ = f"on_{kind}"
+        return handler
+
+    def start_new_session_if_used(state: UiState) -> tuple[UiState, dict[Any, Any]]:
+        """A new photo starts a new session when the current one already has history (and says so)."""
+        if core.head(state.session_id, state.owner)[0] is None:
+            return state, {}
+        fresh = state.fresh(core.new_session(state.owner).id)
+        gr.Info("New photo, new session: the previous one stays under History → Your sessions.")
+        return fresh, {ui: fresh}
+
+    @short_errors
+    def on_upload(state: UiState, payload: Any) -> dict[Any, Any]:
+        path = payload.get("path") if isinstance(payload, dict) else getattr(payload, "path", None)
+        if not path:
+            return page.snapshot(state)
+        name = (payload.get("orig_name") if isinstance(payload, dict) else None) or Path(path).name
+        try:
+            up = core.read_upload(path, name)
+        except InputError as e:
+            raise InputError(f"upload refused: {e}. Your previous image is kept") from e
+        state, extra = start_new_session_if_used(state)
+        core.upload(state.session_id, state.owner, path, name)
+        for note in up.notes:
+            gr.Info(note)
+        state.clear_pointing()
+        state.selected = None
+        return {**page.snapshot(state), **extra}
+
+    @short_errors
+    def on_example(state: UiState, index: int, a: float) -> dict[Any, Any]:
+        available = [e for e in EXAMPLES if (ASSETS / e[0]).exists()]
+        if not isinstance(index, int) or not 0 <= index < len(available):
+            raise InputError("that example is not available")
+        file, text, box_text = available[index]
+        state, extra = start_new_session_if_used(state)
+        core.upload(state.session_id, state.owner, ASSETS / file, file)
+        state.clear_pointing()
+        state.selected, state.box = None, box_text
+        snap = page.snapshot(state)
+        return {**snap, **extra, tab.instruction: text, tab.box: box_text, **predict(state, text, a, box_text)}
+
+    @short_errors
+    def on_predict(state: UiState, text: str, a: float, box_text: str) -> dict[Any, Any]:
+        return predict(state, text, a, box_text)
+
+    @short_errors
+    def on_send(state: UiState, text: str, a: float, th: float, box_text: str, m: str) -> Any:
+        if state is None:
+            raise InputError("the page is still loading: try again in a moment")
+        opts = TurnOptions.validate(settings, a, th, m)
+        req = core.prepare(
+            state.session_id, state.owner, text, opts, state.clicks, box_text or "", state.brush,
+            cached=state.plans.get((text or "").strip()),
+        )  # fmt: skip
+        totals = R.session_totals(core.session_totals(state.session_id))
+        first, view = True, None
+        for view, ev in core.run(req):
+            if not first and not is_tool_event(ev):
+                continue
+            if ev is None and view.status not in ("planning", "searching"):
+                continue  # the turn's end is shown once, together with the new version (below)
+            upd = {
+                tab.chat: [*state.past[-MAX_PAST_MESSAGES:], *R.chat_messages(view)],
+                tab.tree: R.tree_markdown(view),
+                tab.graph: R.graph_markdown(view),
+                tab.ledger: R.ledger_markdown(view, totals),
+            }
+            if first:
+                upd[tab.instruction], first = "", False
+            yield upd
+        if view is None:
+            return
+        state.past = [*state.past, *R.chat_messages(view)][-MAX_PAST_MESSAGES:]
+        state.last_view, state.plans = view, {}
+        done = page.snapshot(state)
+        if view.status in ("done", "partial"):
+            state.clear_pointing()
+            state.box = ""
+            done = {**page.snapshot(state), tab.box: ""}
+        if view.needs_pointing or view.status in ("failed", "stopped"):
+            done[tab.instruction] = req.instruction  # kept, so pointing and pressing Send again is enough
+        yield done
+
+    @short_errors
+    def on_stop(state: UiState) -> None:
+        stopping = state is not None and core.stop(state.session_id, state.owner)
+        gr.Info("Stopping after the current tool call…" if stopping else "Nothing is running.")
+
+    @short_errors
+    def on_export(state: UiState) -> dict[Any, Any]:
+        image_path, bundle = core.export(state.session_id, state.owner)
+        state.exported = True
+        files = [str(p) for p in (image_path, bundle) if p is not None]
+        return {tab.downloads: gr.update(value=files, visible=True)}
+
+    @short_errors
+    def on_brush_open(state: UiState) -> dict[Any, Any]:
+        state.brush_open = True
+        page.head_image(state)
+        state.brush_version = None  # load the current image even if an older one is still shown
+        return brush_sync(state)
+
+    def on_brush_close(state: UiState) -> None:
+        if state is not None:
+            state.brush_open = False
+
+    predict_in = [ui, tab.instruction, tab.alpha, tab.box]
+    quiet = {"show_progress": "hidden", **PRIVATE}
+    tab.image.upload(on_upload, [ui, tab.image], everything, preprocess=False, **PRIVATE).then(
+        on_predict, predict_in, everything, **quiet
+    )
+    none = gr.State(None)
+    click = point("click")
+
+    def on_click(state: UiState, text: str, a: float, box_text: str, evt: gr.SelectData) -> Any:
+        return click(state, None, text, a, box_text, evt)
+
+    tab.image.select(on_click, predict_in, everything, **quiet)
+    tab.clear_points.click(point("clear"), [ui, none, *predict_in[1:]], everything, **PRIVATE)
+    tab.box.blur(point("box"), [ui, none, *predict_in[1:]], everything, **quiet)
+    tab.use_brush.click(point("brush"), [ui, tab.brush_editor, *predict_in[1:]], everything, **PRIVATE)
+    tab.clear_brush.click(point("clear_brush"), [ui, none, *predict_in[1:]], everything, **PRIVATE)
+    tab.brush_panel.expand(on_brush_open, [ui], everything, **PRIVATE)
+    tab.brush_panel.collapse(on_brush_close, [ui], None, queue=False, **PRIVATE)
+    tab.examples.click(on_example, [ui, tab.examples, tab.alpha], everything, **PRIVATE)
+    # the rule planner is instant, so predictions follow every keystroke; an LLM planner is asked once the user
+    # leaves the box (its plan is cached per instruction, so moving α never asks it again)
+    typed = tab.instruction.blur if core.uses_llm() else tab.instruction.change
+    for trigger in (typed, tab.alpha.change):
+        trigger(on_predict, predict_in, everything, trigger_mode="always_last", **quiet)
+    send_in = [ui, tab.instruction, tab.alpha, tab.threshold, tab.box, tab.mode]
+    gpu = {"concurrency_id": "gpu_tools", "concurrency_limit": settings.concurrency}
+    for trigger in (tab.send.click, tab.instruction.submit):
+        trigger(on_send, send_in, everything, trigger_mode="multiple", **gpu, **quiet).then(
+            on_predict, predict_in, everything, **quiet
+        )
+    tab.stop.click(on_stop, [ui], None, concurrency_limit=None, **PRIVATE)  # queued (toasts), never waits
+    tab.export.click(on_export, [ui], everything, **PRIVATE)

@@ -11,7 +11,6 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
 from costa.errors import CostaError, InputError
@@ -24,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     e = sub.add_parser("edit", help="plan and run an edit on an image")
-    e.add_argument("image", help="input image file")
+    e.add_argument("image", nargs="?", help="input image file (optional with --session: its current image)")
     e.add_argument("instruction", help="what to do, e.g. \"replace the text 'SALE' with 'OPEN'\"")
     e.add_argument("-o", "--output", required=True, help="where to write the edited image")
     e.add_argument("--alpha", type=float, default=None, help="cost/quality trade-off in [0, 2] (0 quality, 2 speed)")
@@ -41,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--eager", action="store_true", help="run every successor on expansion (benchmark baseline)")
     e.add_argument("--events", help="also write every event as JSON lines to this file")
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
+    e.add_argument(
+        "--session", help="continue this stored session (COSTA_HOME): plan with its history, store the result"
+    )
 
     pl = sub.add_parser(
         "plan",
@@ -195,123 +197,9 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
-    from costa.agent import UserRegion, run_turn
-    from costa.events import (
-        ErrorEvent,
-        PathChosen,
-        Retry,
-        SubgraphBuilt,
-        SubtaskDone,
-        ToolFailed,
-        ToolFinished,
-        TurnDone,
-    )
-    from costa.images import load_image, load_mask, parse_box, parse_point, save_image
-    from costa.services import Services
+    from costa.session.console import run_edit
 
-    output = Path(args.output)
-    if output.suffix.lower() not in (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff"):
-        raise InputError(f"output {output} needs an image suffix such as .png")
-    services = Services()
-    image = load_image(args.image, services.settings.max_pixels)
-    h, w = image.shape[:2]
-    region = UserRegion(
-        boxes=(parse_box(args.box, w, h),) if args.box else (),
-        masks=(load_mask(args.mask, w, h),) if args.mask else (),
-        points=tuple(parse_point(p, w, h) for p in args.point),
-    )
-    plan, planning_events = _plan(args.instruction, out, image, services.settings)
-    _print_plan(plan, out)
-    if not plan.subtasks:
-        raise InputError("no edit could be planned from this instruction; nothing was written")
-    events_file = open(args.events, "w", encoding="utf-8") if args.events else None  # noqa: SIM115
-    if events_file is not None:  # LLM calls and fallbacks first; run_turn reports the plan itself
-        for ev in planning_events:
-            if ev.kind in ("llm_call", "planner_fallback"):
-                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
-    done: TurnDone | None = None
-    ledger: list[tuple[str, str, int, float, float, bool]] = []
-    try:
-        for ev in run_turn(services, image, plan, args.alpha, args.threshold, region, lazy=not args.eager):
-            if events_file is not None:
-                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
-            if isinstance(ev, ToolFinished):
-                ledger.append((ev.subtask_id, ev.tool, ev.attempt, ev.seconds, ev.quality, ev.passed))
-                if not args.quiet:
-                    mark = "pass" if ev.passed else "FAIL"
-                    why = "; ".join(ev.reasons)
-                    print(
-                        f"  run   {ev.subtask_id} {ev.tool} (attempt {ev.attempt}): {ev.seconds:.3f} s, "
-                        f"quality {ev.quality:.2f} {mark} — {why}",
-                        file=out,
-                    )
-            elif isinstance(ev, Retry) and not args.quiet:
-                print(f"  retry {ev.subtask_id} {ev.tool} attempt {ev.attempt}: {ev.reason}", file=out)
-            elif isinstance(ev, ToolFailed) and not args.quiet:
-                print(f"  drop  {ev.subtask_id} {ev.tool}: {ev.reason}", file=out)
-            elif isinstance(ev, SubgraphBuilt):
-                print(f"tool subgraph: {ev.nodes} nodes, {ev.edges} edges over {', '.join(ev.tools)}", file=out)
-                for sid, why in ev.unavailable:
-                    print(f"  cannot run {sid}: {why}", file=out)
-            elif isinstance(ev, PathChosen):
-                steps = " → ".join(f"{t} ({s})" for s, t in ev.path)
-                print(f"chosen path: {steps}", file=out)
-                print(f"  path {ev.seconds:.3f} s, quality {ev.quality:.3f}, score {ev.score:.4f}", file=out)
-            elif isinstance(ev, SubtaskDone):
-                print(
-                    f"done  {ev.subtask_id} {ev.subtask_kind} via {'+'.join(ev.tools)}: quality "
-                    f"{ev.quality:.2f} — {ev.result}",
-                    file=out,
-                )
-            elif isinstance(ev, ErrorEvent):
-                print(f"error: {ev.message}", file=sys.stderr)
-            elif isinstance(ev, TurnDone):
-                done = ev
-    finally:
-        if events_file is not None:
-            events_file.close()
-    assert done is not None  # run_turn always ends with TurnDone
-    _print_ledger(ledger, done, out)
-    _print_llm_costs(planning_events, out)
-    if done.image is None:
-        print("nothing was written", file=sys.stderr)
-        return EXIT_ERROR
-    save_image(done.image, output)
-    print(f"wrote {output}", file=out)
-    if not done.ok:
-        for sid, why in done.skipped.items():
-            print(f"warning: {sid} was not done: {why}", file=sys.stderr)
-        return EXIT_PARTIAL
-    return EXIT_OK
-
-
-def _print_ledger(ledger, done, out: TextIO) -> None:
-    print("cost ledger:", file=out)
-    print(f"  {'subtask':8} {'tool':24} {'try':>3} {'seconds':>8} {'quality':>7}  check", file=out)
-    for sid, tool, attempt, seconds, quality, passed in ledger:
-        print(
-            f"  {sid:8} {tool:24} {attempt:>3} {seconds:8.3f} {quality:7.2f}  {'pass' if passed else 'fail'}", file=out
-        )
-    overhead = done.seconds - done.tool_seconds
-    print(
-        f"  tool runs {done.executions}, tool seconds {done.tool_seconds:.3f}, turn {done.seconds:.3f} s "
-        f"(checks + search + I/O {overhead:.3f} s)",
-        file=out,
-    )
-
-
-def _jsonable(ev) -> dict:
-    import dataclasses
-
-    d = {"kind": ev.kind}
-    for f in dataclasses.fields(ev):
-        v = getattr(ev, f.name)
-        if f.name == "image":
-            v = None if v is None else list(v.shape)
-        elif f.name == "plan":
-            v = v.model_dump()
-        d[f.name] = v
-    return d
+    return run_edit(args, out)
 
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:

@@ -43,7 +43,7 @@ from costa.session.turns import (
 )
 from costa.session.view import GraphLayout, TurnView
 from costa.store import Session, Store, Version
-from costa.types import Mask
+from costa.types import Mask, Point
 
 log = logging.getLogger(__name__)
 
@@ -229,8 +229,12 @@ class SessionCore(HistoryMixin, PreviewMixin):
         brush: Mask | None = None,
         upload: Upload | None = None,
         cached: PlanResult | None = None,
+        negatives: Sequence[tuple[int, int]] = (),
     ) -> TurnRequest:
-        """Check a whole turn request against the image it will edit; raise `InputError` before anything is stored."""
+        """Check a whole turn request against the image it will edit; raise `InputError` before anything is stored.
+
+        `clicks` are on the target (one: the region around it; two or more: their box), `negatives` on background.
+        """
         session = self.store.session(session_id, owner)
         text = check_instruction(instruction)
         if self.busy(session.id):
@@ -244,6 +248,9 @@ class SessionCore(HistoryMixin, PreviewMixin):
             base = self.store.version(session.id, session.head)
             image = self.store.load_image(base)
         region = region_from_pointing(image, list(clicks), box or "", brush)
+        if negatives:
+            neg = tuple(Point(int(x), int(y), positive=False) for x, y in negatives)
+            region = UserRegion(region.boxes, region.masks, (*region.points, *neg))
         region.validate(image.shape[1], image.shape[0])
         return TurnRequest(
             session.id, owner, text, options, image, base, upload, region, tuple(clicks), box or "", brush, cached

@@ -90,7 +90,7 @@ class TurnOptions:
 def check_instruction(text: Any) -> str:
     """The instruction stripped, or an InputError saying what to type."""
     if not isinstance(text, str) or not text.strip():
-        raise InputError(f'type what to change, e.g. "{EXAMPLE}"')
+        raise InputError(f'the instruction is empty: type what to change, e.g. "{EXAMPLE}"')
     if len(text) > MAX_INSTRUCTION:
         raise InputError(f"the instruction is {len(text):,} characters; the limit is {MAX_INSTRUCTION:,}")
     return text.strip()

@@ -1,5 +1,5 @@
-"""The app's core in-process on real embedded tools: turns, versions, undo/redo/branch, pointing, scores, bundles,
-bad input, one turn at a time, Stop — and the page's renderings of all of it."""
+"""The session core in-process on real embedded tools: turns, versions, undo/redo/branch, pointing, scores, bundles,
+bad input, one turn at a time, Stop, temporary-file lifecycle — and the page's renderings of all of it."""
 
 from __future__ import annotations
 
@@ -18,8 +18,11 @@ from costa.services import Services
 from costa.store import Store
 from tests import bad_images
 from tests.text_helpers import Line, background, draw
+from costa.session import SessionCore, TurnOptions
 from ui import render as R
-from ui.workspace import Workspace, report
+from ui.api import report
+
+Workspace = SessionCore
 
 REPLACE = "replace the text 'SALE' with 'OPEN'"
 
@@ -43,6 +46,12 @@ def sign(tmp_path: Path) -> Path:
     return p
 
 
+def run(ws: SessionCore, sid: str, owner, text: str, alpha=None, threshold=None, clicks=(), box: str = ""):
+    """A turn through the core as every interface runs it: validate the whole request, then run it."""
+    opts = TurnOptions.validate(ws.settings, alpha, threshold)
+    return ws.run(ws.prepare(sid, owner, text, opts, clicks, box))
+
+
 def finish(gen) -> R.TurnView:
     views = [view for view, _ in gen]
     assert views
@@ -58,7 +67,7 @@ def new_session_with(ws: Workspace, path: Path) -> str:
 @pytest.mark.slow
 def test_a_turn_streams_records_and_renders(ws: Workspace, sign: Path) -> None:
     sid = new_session_with(ws, sign)
-    steps = list(ws.run(sid, None, REPLACE, 1.0, 0.8))
+    steps = list(run(ws, sid, None, REPLACE, 1.0, 0.8))
     view, seen = steps[-1][0], [ev for _, ev in steps]
     assert seen[0] is None and view.status == "done" and view.result_version is not None
     assert any(isinstance(e, ToolFinished) for e in seen) and any(isinstance(e, TurnDone) for e in seen)
@@ -88,13 +97,13 @@ def test_a_turn_streams_records_and_renders(ws: Workspace, sign: Path) -> None:
 def test_undo_redo_and_branch_keep_both_futures(ws: Workspace, sign: Path) -> None:
     sid = new_session_with(ws, sign)
     v_upload = ws.history(sid, None)["head"]
-    first = finish(ws.run(sid, None, REPLACE))
+    first = finish(run(ws, sid, None, REPLACE))
     assert ws.undo(sid, None).id == v_upload
     assert ws.redo(sid, None).id == first.result_version
     with pytest.raises(InputError, match="nothing to redo"):
         ws.redo(sid, None)
     ws.branch(sid, None, v_upload)
-    second = finish(ws.run(sid, None, "replace the text 'SALE' with 'SHUT'"))
+    second = finish(run(ws, sid, None, "replace the text 'SALE' with 'SHUT'"))
     versions = {v["id"]: v for v in ws.history(sid, None)["versions"]}
     assert versions[first.result_version]["parent_id"] == v_upload  # the first future is kept …
     assert versions[second.result_version]["parent_id"] == v_upload  # … next to the new branch
@@ -125,7 +134,7 @@ def test_score_for_a_missing_turn_is_a_message(ws: Workspace) -> None:
     [
         (bad_images.corrupt_png, "not an image costa can read"),
         (bad_images.truncated_png, "corrupt or truncated"),
-        (bad_images.bomb_png, "too large to decode safely"),
+        (bad_images.bomb_png, "more pixels than the limit of .* \\(COSTA_MAX_PIXELS\\)"),
     ],
 )
 def test_bad_uploads_are_refused_and_nothing_is_lost(
@@ -166,10 +175,10 @@ def test_unusual_images_are_converted_with_a_note(ws: Workspace, tmp_path: Path,
 def test_one_turn_at_a_time_and_stop_keeps_the_image(ws: Workspace, sign: Path) -> None:
     sid = new_session_with(ws, sign)
     head = ws.history(sid, None)["head"]
-    running = ws.run(sid, None, REPLACE)
+    running = run(ws, sid, None, REPLACE)
     next(running)  # the turn has started and holds the session
     with pytest.raises(InputError, match="already running"):
-        next(ws.run(sid, None, REPLACE))
+        next(run(ws, sid, None, REPLACE))
     with pytest.raises(InputError, match="a turn is running"):
         ws.undo(sid, None)
     assert ws.stop(sid, None)
@@ -178,19 +187,19 @@ def test_one_turn_at_a_time_and_stop_keeps_the_image(ws: Workspace, sign: Path) 
     assert ws.history(sid, None)["head"] == head  # the image is unchanged
     assert ws.history(sid, None)["turns"][-1]["status"] == "stopped"
     assert not ws.stop(sid, None)  # nothing running any more
-    assert finish(ws.run(sid, None, REPLACE)).status == "done"  # the session is free again
+    assert finish(run(ws, sid, None, REPLACE)).status == "done"  # the session is free again
 
 
 def test_a_noun_the_backend_cannot_find_asks_the_user_to_point(ws: Workspace, tmp_path: Path) -> None:
     p = tmp_path / "ball.png"
     Image.open(Path(__file__).resolve().parents[1] / "assets" / "red_ball.png").save(p)
     sid = new_session_with(ws, p)
-    view = finish(ws.run(sid, None, "make the ball blue"))
+    view = finish(run(ws, sid, None, "make the ball blue"))
     assert view.needs_pointing == {"s1"} and view.status == "failed"
     assert "Click on it in the image" in R.final_text(view)
     assert "needs pointing" in R.tree_markdown(view)
     assert ws.turn_views(sid, None)[0].needs_pointing == {"s1"}  # the request survives a page refresh
-    clicked = finish(ws.run(sid, None, "make the ball blue", clicks=[(380, 210)]))
+    clicked = finish(run(ws, sid, None, "make the ball blue", clicks=[(380, 210)]))
     assert clicked.status == "done" and clicked.region_note.startswith("box ")
     after = ws.store.load_image(ws.store.version(sid, clicked.result_version))
     assert after[210, 380, 2] > after[210, 380, 0]  # the ball is blue where the user clicked
@@ -200,7 +209,7 @@ def test_a_noun_the_backend_cannot_find_asks_the_user_to_point(ws: Workspace, tm
 def test_each_accepted_subtask_is_a_version_and_the_bundle_has_everything(ws: Workspace) -> None:
     poster = Path(__file__).resolve().parents[1] / "assets" / "cafe_poster.png"
     sid = new_session_with(ws, poster)
-    view = finish(ws.run(sid, None, "highlight the word 'FREE' and redact the phone number"))
+    view = finish(run(ws, sid, None, "highlight the word 'FREE' and redact the phone number"))
     assert view.status == "done"
     kinds = [(v["kind"], v["subtask_id"]) for v in ws.history(sid, None)["versions"]]
     assert kinds == [("upload", None), ("subtask", "s1"), ("turn", None)]
@@ -221,7 +230,7 @@ def test_each_accepted_subtask_is_a_version_and_the_bundle_has_everything(ws: Wo
         assert turn["tool_calls"] and all("params" in c and "seconds" in c for c in turn["tool_calls"])
         assert turn["costs"]["executions"] == len(turn["tool_calls"])
         assert any(e["kind"] == "path_chosen" for e in turn["events"])
-    ws.release(sid)
+    ws.runtimes.release(sid)
     assert not bundle.exists()  # per-session temporary files are removed when its tabs close
 
 
@@ -277,7 +286,7 @@ def test_llm_planner_calls_reach_the_chat_and_the_ledger(tmp_path: Path, sign: P
         ws = Workspace(Services(settings), Store(tmp_path / "store"))
         assert ws.uses_llm() and llm_line(settings.openai_base_url, "fake-model", True).startswith("LLM: fake-model at")
         sid = new_session_with(ws, sign)
-        view = finish(ws.run(sid, None, REPLACE))
+        view = finish(run(ws, sid, None, REPLACE))
         ws.close()
     assert view.status == "done" and view.plan is not None and view.plan.planner != "rules"
     assert view.llm and view.llm[0].prompt_tokens == 900

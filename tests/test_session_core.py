@@ -15,10 +15,10 @@ from costa.config import Settings
 from costa.errors import InputError
 from costa.events import ToolFinished, TurnDone
 from costa.services import Services
+from costa.session import SessionCore, TurnOptions
 from costa.store import Store
 from tests import bad_images
 from tests.text_helpers import Line, background, draw
-from costa.session import SessionCore, TurnOptions
 from ui import render as R
 from ui.api import report
 

@@ -6,10 +6,10 @@ import numpy as np
 
 from costa import events as E
 from costa.graph import build_plan_graph
+from costa.session.view import GraphLayout, TurnView, path_keys
 from costa.tables import load_tables
 from costa.types import Plan, Subtask
 from ui import render as R
-from ui.turnview import GraphLayout, TurnView, path_keys
 
 IMAGE = np.zeros((4, 4, 3), np.uint8)
 NAMES = {"text_removal": "Text Removal", "object_removal": "Object Removal"}

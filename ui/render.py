@@ -3,7 +3,7 @@
 The same code draws a live turn and a reloaded one, so a page refresh shows exactly what the user saw. Diagrams are
 Mermaid inside Markdown (Gradio bundles the renderer, so they draw offline): the subtask tree, and the tool subgraph
 with every node marked idle / queued / running / executed / retried / failed, the chosen A* path (or, before a run,
-the predicted one) drawn thick. The turn itself is folded from events by `ui.turnview.TurnView`.
+the predicted one) drawn thick. The turn itself is folded from events by `costa.session.view.TurnView`.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def main() -> None:
     demo.queue(**queue_kwargs(services)).launch(
         server_name=os.environ.get("COSTA_HOST", "127.0.0.1"),
         server_port=int(os.environ.get("COSTA_PORT", "7860")),
-        **launch_kwargs(services),
+        **launch_kwargs(services, core),
     )
 
 

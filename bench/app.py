@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 READY_TARGET_S = 8.0
 FIRST_EVENT_TARGET_S = 0.3
 #: A start that takes longer than this is a failure, not a measurement.

@@ -31,7 +31,7 @@ from costa.textmatch import find_matches
 #: The edit every run performs.
 INSTRUCTION = "replace the text 'SALE' with 'OPEN'"
 IMAGE_WIDTH, IMAGE_HEIGHT = 768, 576
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 #: A run that takes longer than this (seconds) is a hang, not a measurement.
 RUN_TIMEOUT_S = 300
 

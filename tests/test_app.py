@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests import bad_images
+from costa.testing import hostile_files as bad_images
 from tests.app_server import SECRET_KEY, UPLOAD_LIMIT_MB, AppServer
 from tests.text_helpers import Line, background, draw
 

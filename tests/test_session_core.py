@@ -17,7 +17,7 @@ from costa.events import ToolFinished, TurnDone
 from costa.services import Services
 from costa.session import SessionCore, TurnOptions
 from costa.store import Store
-from tests import bad_images
+from costa.testing import hostile_files as bad_images
 from tests.text_helpers import Line, background, draw
 from ui import render as R
 from ui.api import report
@@ -179,7 +179,7 @@ def test_one_turn_at_a_time_and_stop_keeps_the_image(ws: Workspace, sign: Path) 
     next(running)  # the turn has started and holds the session
     with pytest.raises(InputError, match="already running"):
         next(run(ws, sid, None, REPLACE))
-    with pytest.raises(InputError, match="a turn is running"):
+    with pytest.raises(InputError, match="already running"):
         ws.undo(sid, None)
     assert ws.stop(sid, None)
     view = finish(running)

@@ -45,16 +45,23 @@ def queue_kwargs(services: Services) -> dict[str, Any]:
     return {"default_concurrency_limit": 8, "max_size": services.settings.queue_size}
 
 
-def launch_kwargs(services: Services) -> dict[str, Any]:
-    """How app.py should launch: auth, upload limit, allowed asset folder, CSS, MCP when asked and available."""
+def launch_kwargs(services: Services, core: SessionCore | None = None) -> dict[str, Any]:
+    """How app.py should launch: auth, upload limit, allowed folders (assets, exports), CSS, MCP when asked and
+    available, and (given the core) the guard that keeps exported files their owner's."""
     s = services.settings
     kwargs: dict[str, Any] = {
         "max_file_size": int(s.max_upload_mb * 1024 * 1024),
-        "allowed_paths": [str(ASSETS)],
+        "allowed_paths": [str(ASSETS)] + ([str(core.runtimes.root)] if core is not None else []),
         "css": CSS,
         "show_error": False,
         "ssr_mode": False,
     }
+    if core is not None:
+        from starlette.middleware import Middleware
+
+        from ui.guard import ExportGuard
+
+        kwargs["app_kwargs"] = {"middleware": [Middleware(ExportGuard, core=core)]}
     if s.auth:
         kwargs["auth"] = list(s.auth)
         kwargs["auth_message"] = "costa: sign in to edit and evaluate."
@@ -82,7 +89,10 @@ def build_ui(services: Services, core: SessionCore | None = None) -> gr.Blocks:
     def owner_of(request: gr.Request | None) -> str | None:
         return getattr(request, "username", None) if settings.auth and request is not None else None
 
-    with gr.Blocks(title="costa", analytics_enabled=False, delete_cache=(600, 900)) as demo:
+    # Gradio's copies of uploads and downloads are deleted by age (not idleness: an upload may wait in the queue), at
+    # most 15 minutes after they were made, or the session idle time when that is longer
+    age = int(max(900, settings.tmp_idle_seconds))
+    with gr.Blocks(title="costa", analytics_enabled=False, delete_cache=(min(300, age // 3), age)) as demo:
         browser = gr.BrowserState({}, storage_key="costa-session", secret=BROWSER_STATE_KEY)
         ui = gr.State(None)
         page = Page(core, ui, owner_of)

@@ -97,6 +97,7 @@ class SessionCore(HistoryMixin, PreviewMixin):
         self._client_lock = threading.Lock()
         self._thumbs: dict[int, np.ndarray] = {}
         self._thumb_lock = threading.Lock()
+        self._exports: dict[str, str | None] = {}  # exported file name -> the user who exported it
 
     def start(self) -> dict[str, int]:
         """Recover from a killed process (call once when an app starts): running turns → interrupted, orphan files

@@ -273,14 +273,26 @@ class HistoryMixin:
             ],
         }
 
+    def export_owner(self: SessionCore, name: str) -> tuple[bool, str | None]:
+        """Whether file `name` was exported by this process, and for whom (None: no login)."""
+        with self._thumb_lock:
+            if name in self._exports:
+                return True, self._exports[name]
+        return False, None
+
+    def _exported(self: SessionCore, path: Path, owner: str | None) -> Path:
+        with self._thumb_lock:
+            self._exports[path.name] = owner
+        path.chmod(0o600)
+        return path
+
     def scores_csv(self: SessionCore, session_id: str, owner: str | None) -> Path:
         from costa.bundle import export_name, scores_csv
 
         session = self.store.session(session_id, owner)
         path = self.runtimes.tmp_dir(session.id) / f"costa-scores-{export_name(session.id)}.csv"
         path.write_text(scores_csv(self.store, session.id), encoding="utf-8")
-        path.chmod(0o600)
-        return path
+        return self._exported(path, owner)
 
     # -------------------------------------------------------------------------------------------------- export
 
@@ -293,9 +305,9 @@ class HistoryMixin:
         image_path: Path | None = None
         if session.head is not None:
             number = self.version_number(session.id, session.head)
-            image_path = tmp / f"costa-v{number}.png"
+            image_path = tmp / f"costa-v{number}-{export_name(session.id)}.png"
             shutil.copyfile(self.store.version(session.id, session.head).file, image_path)
-            image_path.chmod(0o600)
+            self._exported(image_path, owner)
         bundle = write_bundle(
             self.store,
             session,
@@ -303,5 +315,4 @@ class HistoryMixin:
             self.settings,
             tmp / f"costa-session-{export_name(session.id)}.zip",
         )
-        bundle.chmod(0o600)
-        return image_path, bundle
+        return image_path, self._exported(bundle, owner)

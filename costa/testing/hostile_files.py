@@ -1,4 +1,5 @@
-"""Files users upload by mistake, written to disk: corrupt, truncated, decompression bomb, animated, CMYK, 16-bit."""
+"""Files users upload by mistake or in malice, written to disk: corrupt, truncated, decompression bomb, animated,
+CMYK, 16-bit, EXIF-rotated (for the app tests and `python -m costa bench faults`)."""
 
 from __future__ import annotations
 
@@ -51,3 +52,24 @@ def png16(path: Path) -> Path:
     ramp = (np.linspace(0, 65535, 64 * 48).reshape(48, 64)).astype(np.uint16)
     Image.fromarray(ramp, "I;16").save(path)
     return path
+
+
+def exif_rotated_jpeg(path: Path) -> Path:
+    """A 64 × 48 JPEG whose EXIF orientation says "rotate 90°" (viewers show it 48 × 64)."""
+    img = Image.new("RGB", (64, 48), (200, 120, 40))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # orientation: rotate 90° clockwise to display
+    img.save(path, "JPEG", exif=exif.tobytes())
+    return path
+
+
+#: Every hostile file: (name, writer, accepted?) — accepted files are edited with a note, the others refused.
+HOSTILE = (
+    ("corrupt.png", corrupt_png, False),
+    ("truncated.png", truncated_png, False),
+    ("bomb.png", bomb_png, False),
+    ("animated.gif", animated_gif, True),
+    ("cmyk.jpg", cmyk_jpeg, True),
+    ("deep.png", png16, True),
+    ("rotated.jpg", exif_rotated_jpeg, True),
+)

@@ -134,7 +134,7 @@ def read_brush(path: str | Path, width: int, height: int) -> Mask:
         with Image.open(path) as img:
             if img.size != (width, height):
                 raise InputError(
-                    f"the brush mask is {img.width}x{img.height} but the image is {width}x{height}: "
+                    f"the brush mask is {img.width}x{img.height} but the current image is {width}x{height}: "
                     "send a mask of the same size (white = region)"
                 )
             transparent = img.mode in ("RGBA", "LA", "PA") or "transparency" in img.info

@@ -112,3 +112,57 @@ def test_a_brush_mask_in_the_browser(app_server: AppServer, browser) -> None:
     page.wait_for_selector("#points >> text=No target marked", timeout=30_000)
     assert not [e for e in errors if "getAttribute" not in e], errors
     page.close()
+
+
+def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server: AppServer, browser) -> None:
+    """As a new user: a mistake is a toast; asked to point, the instruction stays; a download is quick and shows
+    its links; a new photo starts a new session (numbers from v1, old links gone); the version tree drawn while its
+    tab was hidden shows when the tab is opened; the API tab names this app's address."""
+    import time
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: console.append(str(e)))
+    page.goto(app_server.url)
+    page.wait_for_selector("#status >> text=Running on", timeout=60_000)
+    page.click("#send")  # nothing typed, no image
+    page.wait_for_selector("text=The instruction is empty", timeout=30_000)  # a toast, not a silent HTTP 500
+
+    page.set_input_files("#current-image input[type=file]", str(ROOT / "assets" / "red_ball.png"))
+    page.wait_for_selector("#slider img", timeout=30_000)
+    page.fill("#instruction textarea", "make the ball blue")
+    page.press("#instruction textarea", "Enter")
+    page.wait_for_selector("#chat >> text=Click on it in the image", timeout=90_000)
+    page.wait_for_timeout(500)
+    assert page.input_value("#instruction textarea") == "make the ball blue"  # kept: point, then send again
+
+    t0 = time.time()
+    page.click("#export")
+    page.wait_for_selector("#downloads a", timeout=30_000)
+    seconds = time.time() - t0
+    assert seconds < 6, seconds
+    assert page.locator("#downloads a").count() == 2
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "app-pointing-and-downloads.png"), full_page=True)
+
+    page.set_input_files("#current-image input[type=file]", str(ROOT / "assets" / "sale_sign.png"))
+    page.wait_for_selector("text=New photo, new session", timeout=30_000)
+    page.wait_for_function("() => !document.querySelector('#downloads a')", timeout=30_000)  # old links gone
+    page.fill("#instruction textarea", "replace the text 'SALE' with 'OPEN'")
+    page.press("#instruction textarea", "Enter")
+    page.wait_for_selector("#chat >> text=New version v2", timeout=90_000)  # numbered within this session
+    page.get_by_role("tab", name="History", exact=True).click()
+    page.wait_for_selector("#versions svg", timeout=30_000)  # drawn now, although the turn ran while it was hidden
+    tree = page.inner_text("#versions")
+    assert "v1" in tree and "v2" in tree and "turn 1:" in tree
+    assert page.locator("#gallery .thumbnail-item").count() == 2
+    page.screenshot(path=str(ARTIFACTS / "app-version-tree.png"), full_page=True)
+    page.get_by_role("tab", name="Evaluate", exact=True).click()
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(ARTIFACTS / "app-evaluate.png"), full_page=True)
+    page.get_by_role("tab", name="API", exact=True).click()
+    port = app_server.url.rstrip("/").rsplit(":", 1)[1]
+    page.wait_for_selector(f"text=127.0.0.1:{port}", timeout=30_000)
+    assert not [e for e in console if "getAttribute" in e], console
+    page.close()

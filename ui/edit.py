@@ -12,21 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
-import numpy as np
 
 from costa.agent import UserRegion
 from costa.errors import InputError
-from costa.pointing import brush_mask, region_from_pointing
+from costa.pointing import brush_mask
 from costa.session import MAX_CLICKS, MODES, TurnOptions
 from costa.session.preview import plan_cache_put
 from costa.session.turns import region_warnings
 from costa.session.view import is_tool_event
 from ui import render as R
-from ui.overlays import annotate, points_text
+from ui.overlays import annotate, editor_value, pointed_region, points_text
 from ui.state import MAX_PAST_MESSAGES, Page, UiState, short_errors
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSETS = ROOT / "assets"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
 EXAMPLE_TEXT = "replace the text 'SALE' with 'OPEN'"
 #: One-click demos: (asset file, instruction, box x,y,w,h or "").
 EXAMPLES = (
@@ -163,20 +161,6 @@ def build_edit(settings: Any) -> EditTab:
     )  # fmt: skip
 
 
-def _region(state: UiState, img: np.ndarray | None, box_text: str) -> tuple[UserRegion | None, str]:
-    """The region pointed at on `img` (None when nothing is marked) and why it was refused ("" when it was not)."""
-    if img is None or not (state.clicks or (box_text or "").strip() or state.brush is not None):
-        return None, ""
-    try:
-        return region_from_pointing(img, state.clicks, box_text or "", state.brush), ""
-    except InputError as e:
-        return None, str(e)
-
-
-def _editor_value(img: np.ndarray | None) -> dict[str, Any] | None:
-    return {"background": img, "layers": [], "composite": img} if img is not None else None
-
-
 def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> None:
     """Connect the Edit tab's events (call inside the page's Blocks, after every tab is built)."""
     core, ui, settings = page.core, page.ui, page.core.settings
@@ -187,12 +171,12 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         if not state.brush_open or shown == state.brush_version:
             return {}
         state.brush_version = shown
-        return {tab.brush_editor: _editor_value(state.head[1] if state.head else None)}
+        return {tab.brush_editor: editor_value(state.head[1] if state.head else None)}
 
     def refresh(state: UiState) -> dict[Any, Any]:
         sid, owner = state.session_id, state.owner
         img = page.reload_head(state)
-        region, note = _region(state, img, state.box)
+        region, note = pointed_region(state, img, state.box)
         hist = core.history(sid, owner)
         totals = R.session_totals(core.session_totals(sid))
         brush_px = state.brush.area if state.brush is not None else 0
@@ -224,7 +208,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         if planned is None:
             planned, _ = core.plan_only(state.session_id, text, img)
             state.plans = plan_cache_put(state.plans, text, planned)
-        region, note = _region(state, img, box_text)
+        region, note = pointed_region(state, img, box_text)
         if note:
             return {tab.prediction: f"_{note}_"}
         pv = core.preview(planned, text, a, region or UserRegion())
@@ -260,10 +244,10 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
                 gr.Info(f"Brush mask set: {state.brush.area:,} px. The next edit uses it.")
             elif kind == "clear_brush":
                 state.brush = None
-            region, note = _region(state, img, state.box)
+            region, note = pointed_region(state, img, state.box)
             if note and kind == "click":  # a refused click is dropped; the message says why
                 state.clicks = state.clicks[:-1]
-                region, _ = _region(state, img, state.box)
+                region, _ = pointed_region(state, img, state.box)
             for warning in region_warnings(region) if region is not None else ():
                 gr.Warning(warning)
             out = {
@@ -272,7 +256,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
                 **predict(state, text, a, box_text),
             }
             if kind == "clear_brush" and state.brush_open:
-                out[tab.brush_editor] = _editor_value(img)
+                out[tab.brush_editor] = editor_value(img)
             return out
 
         handler.__name__ = f"on_{kind}"

@@ -7,7 +7,7 @@ diagram, which cannot be drawn while its tab is hidden, so it is (re)drawn when 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ import gradio as gr
 
 from costa.errors import InputError
 from ui import render as R
+from ui.render import _CLASSES, esc
 from ui.state import Page, UiState, short_errors
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}
@@ -56,7 +57,7 @@ def build_history() -> HistoryTab:
                     new_session = gr.Button("New session", elem_id="new-session")
                 sessions = gr.Dropdown(label="Your sessions", choices=[], interactive=True, elem_id="sessions")
             with gr.Column(scale=6):
-                versions_md = gr.Markdown(R.versions_markdown([], None), elem_id="versions")
+                versions_md = gr.Markdown(versions_markdown([], None), elem_id="versions")
     return HistoryTab(tab, gallery, compare, selected_md, branch, new_session, sessions, versions_md)
 
 
@@ -70,7 +71,7 @@ def wire_history(
     def tree(state: UiState) -> str:
         hist_head = core.session(state.session_id, state.owner).head
         rows = core.version_rows(state.session_id)
-        return R.versions_markdown(rows, hist_head, state.selected, next(redraws))
+        return versions_markdown(rows, hist_head, state.selected, next(redraws))
 
     def refresh(state: UiState) -> dict[Any, Any]:
         rows = core.version_rows(state.session_id)[-60:]
@@ -164,3 +165,31 @@ def wire_history(
     tab.new_session.click(on_new_session, [ui], everything, **PRIVATE)
     tab.sessions.input(on_switch_session, [ui, tab.sessions], everything, **PRIVATE)
     tab.tab.select(on_tab_selected, [ui], [tab.versions_md], show_progress="hidden", **PRIVATE)
+
+
+def versions_markdown(rows: Sequence[Any], head: int | None, selected: int | None = None, nonce: int = 0) -> str:
+    """The session's version tree as a Mermaid flowchart (branches kept), the current version marked.
+
+    `rows` are `costa.session.history.VersionRow`s: versions with their number within the session (what the user
+    sees). Top-down, so a long history grows downwards at a readable size; `nonce` changes the text (not the
+    drawing) so the page redraws a tree that was rendered while its tab was hidden.
+    """
+    if not rows:
+        return "_No versions yet: upload an image._"
+    shown = list(rows)[-40:]
+    ids = {r.version.id for r in shown}
+    lines = ["```mermaid", "flowchart TD", f"  %% {nonce}"]
+    for r in shown:
+        v = r.version
+        cls = "chosen" if v.id == head else ("predicted" if v.id == selected else "executed")
+        if v.kind == "subtask":
+            cls = "idle" if v.id not in (head, selected) else cls
+        mark = " ◀ current" if v.id == head else ""
+        lines.append(f'  v{v.id}["v{r.number} · {esc(v.label, 36)}{mark}"]:::{cls}')
+    for r in shown:
+        v = r.version
+        if v.parent_id in ids:
+            lines.append(f"  v{v.parent_id} --> v{v.id}")
+    lines += _CLASSES.splitlines()
+    lines.append("```")
+    return "\n".join(lines)

@@ -10,12 +10,15 @@ import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 from PIL import Image, ImageDraw
 
 from costa.agent import UserRegion
+from costa.errors import InputError
+from costa.pointing import region_from_pointing
 
 #: Longest side of a gallery thumbnail, in pixels.
 THUMB_SIDE = 256
@@ -89,3 +92,17 @@ def points_text(clicks: Sequence[tuple[int, int]], note: str = "", brush_px: int
     if len(clicks) == 1:
         return f"{brush}📍 1 click at {clicks[0][0]},{clicks[0][1]}: the tinted region is the target."
     return f"{brush}📍 {len(clicks)} clicks: the box around them is the target."
+
+
+def pointed_region(state: Any, img: np.ndarray | None, box_text: str) -> tuple[UserRegion | None, str]:
+    """The region pointed at on `img` (None when nothing is marked) and why it was refused ("" when it was not)."""
+    if img is None or not (state.clicks or (box_text or "").strip() or state.brush is not None):
+        return None, ""
+    try:
+        return region_from_pointing(img, state.clicks, box_text or "", state.brush), ""
+    except InputError as e:
+        return None, str(e)
+
+
+def editor_value(img: np.ndarray | None) -> dict[str, Any] | None:
+    return {"background": img, "layers": [], "composite": img} if img is not None else None

@@ -154,7 +154,10 @@ def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server:
     page.wait_for_selector("#chat >> text=New version v2", timeout=90_000)  # numbered within this session
     page.get_by_role("tab", name="History", exact=True).click()
     page.wait_for_selector("#versions svg", timeout=30_000)  # drawn now, although the turn ran while it was hidden
-    tree = page.inner_text("#versions")
+    page.wait_for_function(
+        "() => (document.querySelector('#versions svg')?.textContent || '').includes('v2')", timeout=30_000
+    )
+    tree = page.text_content("#versions") or ""
     assert "v1" in tree and "v2" in tree and "turn 1:" in tree
     assert page.locator("#gallery .thumbnail-item").count() == 2
     page.screenshot(path=str(ARTIFACTS / "app-version-tree.png"), full_page=True)
@@ -164,5 +167,5 @@ def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server:
     page.get_by_role("tab", name="API", exact=True).click()
     port = app_server.url.rstrip("/").rsplit(":", 1)[1]
     page.wait_for_selector(f"text=127.0.0.1:{port}", timeout=30_000)
-    assert not [e for e in console if "getAttribute" in e], console
+    assert not [e for e in console if "getAttribute" in e], [e[:200] for e in console]
     page.close()

@@ -89,8 +89,7 @@ def wire_history(
             tab.sessions: gr.update(
                 choices=core.choices(state.owner, state.known, state.session_id), value=state.session_id
             ),
-            tab.versions_md: tree(state),
-        }
+        }  # the version tree is drawn when its tab is opened (Mermaid cannot draw into a hidden tab)
         if state.selected is None:
             out[tab.compare], out[tab.selected_md] = None, "_Select a version above._"
         return out
@@ -117,7 +116,10 @@ def wire_history(
             n = core.version_number(state.session_id, v.id)
             state.past = [*state.past, {"role": "assistant", "content": note.format(n=n, label=v.label)}]
             state.clear_pointing()
-            return page.snapshot(state)
+            out = page.snapshot(state)
+            if name == "branch":  # pressed on the History tab, which is open
+                out[tab.versions_md] = tree(state)
+            return out
 
         handler.__name__ = f"on_{name}"
         return handler

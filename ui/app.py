@@ -19,11 +19,11 @@ from costa.services import Services
 from costa.session import SessionCore
 from costa.session.seal import Sealer
 from ui.api import add_api, build_api_tab
-from ui.edit import ASSETS, build_edit, wire_edit
+from ui.edit import build_edit, wire_edit
 from ui.evaluator import build_evaluator
 from ui.history import build_history, wire_history
 from ui.overlays import gpu_present, llm_line, status_line
-from ui.state import Page, UiState, short_errors
+from ui.state import ASSETS, Page, UiState, short_errors
 
 log = logging.getLogger(__name__)
 

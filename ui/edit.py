@@ -22,16 +22,8 @@ from costa.session.turns import region_warnings
 from costa.session.view import is_tool_event
 from ui import render as R
 from ui.overlays import annotate, editor_value, pointed_region, points_text
-from ui.state import MAX_PAST_MESSAGES, Page, UiState, short_errors
+from ui.state import ASSETS, EXAMPLE_TEXT, EXAMPLES, MAX_PAST_MESSAGES, Page, UiState, short_errors
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
-EXAMPLE_TEXT = "replace the text 'SALE' with 'OPEN'"
-#: One-click demos: (asset file, instruction, box x,y,w,h or "").
-EXAMPLES = (
-    ("sale_sign.png", "replace the text 'SALE' with 'OPEN'", ""),
-    ("red_ball.png", "make the red ball blue", "300,130,160,160"),
-    ("cafe_poster.png", "highlight the word 'FREE' and redact the phone number", ""),
-)
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}
 
 
@@ -173,6 +165,16 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         state.brush_version = shown
         return {tab.brush_editor: editor_value(state.head[1] if state.head else None)}
 
+    def diagrams(state: UiState, view: Any) -> dict[Any, Any]:
+        """The subtask tree and tool subgraph, only where they changed: redrawing an unchanged Mermaid diagram races
+        the drawing already under way in the browser."""
+        out: dict[Any, Any] = {}
+        for comp, text in ((tab.tree, R.tree_markdown(view)), (tab.graph, R.graph_markdown(view))):
+            if state.drawn.get(comp.elem_id or "") != text:
+                state.drawn[comp.elem_id or ""] = text
+                out[comp] = text
+        return out
+
     def refresh(state: UiState) -> dict[Any, Any]:
         sid, owner = state.session_id, state.owner
         img = page.reload_head(state)
@@ -186,8 +188,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
             tab.points: points_text(state.clicks, note, brush_px),
             tab.slider: core.before_after(sid, owner),
             tab.chat: state.past[-MAX_PAST_MESSAGES:],
-            tab.tree: R.tree_markdown(state.last_view),
-            tab.graph: R.graph_markdown(state.last_view),
+            **diagrams(state, state.last_view),
             tab.ledger: R.ledger_markdown(state.last_view, totals),
             tab.undo: gr.update(interactive=hist["can_undo"]),
             tab.redo: gr.update(interactive=hist["can_redo"]),
@@ -217,7 +218,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         hint = "\n\n📍 " + R.pointing_hint(pv.view, pv.pointing[0]) if pv.pointing else ""
         out: dict[Any, Any] = {tab.prediction: R.prediction_markdown(pv.alpha, pv.predictions) + hint}
         if not core.busy(state.session_id):
-            out[tab.tree], out[tab.graph] = R.tree_markdown(pv.view), R.graph_markdown(pv.view)
+            out.update(diagrams(state, pv.view))
         return out
 
     def point(kind: str) -> Any:
@@ -323,8 +324,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
                 continue  # the turn's end is shown once, together with the new version (below)
             upd = {
                 tab.chat: [*state.past[-MAX_PAST_MESSAGES:], *R.chat_messages(view)],
-                tab.tree: R.tree_markdown(view),
-                tab.graph: R.graph_markdown(view),
+                **diagrams(state, view),
                 tab.ledger: R.ledger_markdown(view, totals),
             }
             if first:

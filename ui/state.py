@@ -12,6 +12,7 @@ import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -23,6 +24,14 @@ from costa.types import Mask
 
 log = logging.getLogger("costa.ui")
 
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+EXAMPLE_TEXT = "replace the text 'SALE' with 'OPEN'"
+#: One-click demos: (asset file, instruction, box x,y,w,h or "").
+EXAMPLES = (
+    ("sale_sign.png", "replace the text 'SALE' with 'OPEN'", ""),
+    ("red_ball.png", "make the red ball blue", "300,130,160,160"),
+    ("cafe_poster.png", "highlight the word 'FREE' and redact the phone number", ""),
+)
 #: Most chat messages from earlier turns kept on screen (all stay in the store and the bundle).
 MAX_PAST_MESSAGES = 400
 
@@ -46,6 +55,7 @@ class UiState:
     brush_open: bool = False
     brush_version: int | None = None  # the version whose image the brush editor shows
     exported: bool = False  # download links are on screen (cleared when the session changes)
+    drawn: dict[str, str] = field(default_factory=dict)  # element id -> the diagram Markdown last sent to it
 
     def clear_pointing(self) -> None:
         """Forget clicks and the brush mask (the image they were made on is no longer current)."""

@@ -19,8 +19,9 @@ to the user).
 3. each result equal after the same normalisation, except for text kinds whose result is written text, compared
    exactly (spaces at the ends aside); a list in the suite gives alternatives that are all acceptable ("wood" or
    "wooden");
-4. each param named in the case present with an equal value (numbers within 1e-6, strings normalised); params the
-   case does not name are not compared (they are the planner's own bookkeeping);
+4. each param named in the case present with an equal value (numbers within 1e-6, strings normalised, a list in the
+   suite gives alternatives); params the case does not name are not compared (they are the planner's own
+   bookkeeping);
 5. the number of unsupported parts equal to `unsupported` (default 0), so a plan that drops or refuses a clause fails;
 6. parents are not compared (the validator derives them from kinds and targets).
 
@@ -168,6 +169,8 @@ def _same_result(kind: str, want: str | None, have: str | None) -> bool:
 
 
 def _same_value(want: Any, have: Any) -> bool:
+    if isinstance(want, list):  # alternatives, any of them will do
+        return any(_same_value(w, have) for w in want)
     if isinstance(want, bool) or isinstance(have, bool):
         return want == have
     if isinstance(want, int | float):

@@ -45,6 +45,8 @@ OBJECT_KINDS: frozenset[str] = frozenset(
         "object_replacement",
         "object_recoloration",
         "background_removal",
+        "attribute_edit",
+        "object_move",
     }
 )
 #: Kinds whose `result` names an object that exists only after they run.

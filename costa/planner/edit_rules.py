@@ -1,0 +1,618 @@
+"""Rules for the edits generative tools do: sizes, materials, expressions, poses and other looks of an object
+(attribute_edit), moving an object (object_move), artistic style (style_transfer), camera changes (viewpoint_change)
+and cropping (image_cropping).
+
+Each rule takes a `ClauseContext` and returns drafts, an `Unsupported` reason, or None when it does not apply; they are
+placed in `image_rules.IMAGE_RULES` where their phrasings would otherwise be misread ("make it look like a Van Gogh
+painting" is a style, not a replacement of "it look like"). The word lists are in `lexicon.py`.
+
+>>> from costa.planner.clauses import mask_quotes
+>>> def ctx(text): return ClauseContext(mask_quotes(text), text, False, frozenset())
+>>> [(d.kind, d.target, d.result, dict(d.params)) for d in size_rule(ctx("make the moon four times larger"))]
+[('attribute_edit', 'moon', 'larger', {'attribute': 'size', 'scale': 4.0})]
+>>> [(d.kind, d.result, dict(d.params)) for d in move_rule(ctx("move the cup a bit to the left"))]
+[('object_move', 'left', {'direction': 'left'})]
+"""
+
+from __future__ import annotations
+
+import re
+
+from costa.colours import parse_colour
+from costa.planner.lexicon import (
+    ACTIONS,
+    EMOTIONS,
+    EXPRESSION_VERBS,
+    LOOKS,
+    MATERIAL_ADJECTIVES,
+    MATERIALS,
+    PROPERTIES,
+    STYLES,
+    alternation,
+    is_style,
+    read_scale,
+)
+from costa.planner.phrases import ClauseContext, Draft, Outcome, rx
+
+_IMAGE_NOUN = r"(?:(?:the\s+|this\s+|that\s+|my\s+)?(?:whole\s+|entire\s+)?(?:image|photo|picture|photograph|pic|scene|frame|shot))"
+_IT_OR_IMAGE = rf"(?:{_IMAGE_NOUN}|it|this)"
+_MOD = r"(?:(?:a\s+(?:little\s+)?(?:bit\s+)?|slightly\s+|much\s+|a\s+lot\s+|even\s+|way\s+|somewhat\s+|far\s+|more\s+)*)"
+
+# ------------------------------------------------------------------------------------------------------ sizes
+
+_BIGGER = r"(?:larger|bigger|greater|taller|longer|wider|higher|huger|heavier|fatter|thicker)"
+_SMALLER = r"(?:smaller|tinier|shorter|narrower|thinner|slimmer|lower|littler)"
+_BIG = r"(?:big|large|tall|long|wide|huge|high)"
+_SMALL = r"(?:small|tiny|short|narrow|thin|little)"
+_AMOUNT = (
+    r"(?:(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|a\s+hundred|twenty|fifty)\s*"
+    r"(?:times|x|×|fold|-fold|%|\s+percent)|twice|thrice|double|triple|quadruple|half|a\s+third|a\s+quarter"
+    r"|by\s+(?:a\s+factor\s+of\s+)?\S+(?:\s+percent|\s*%)?)"
+)
+_SIZE_NOUN = r"(?:size|scale|original\s+size|current\s+size|height|length|width)"
+_SIZE_PATTERNS = (
+    # make the moon four times larger / make the car five times as large / make the bird slightly larger
+    rx(
+        rf"make\s+(?P<x>.+?)\s+{_MOD}(?P<amount>{_AMOUNT}\s+)?(?:as\s+)?(?P<dir>{_BIGGER}|{_SMALLER}|{_BIG}|{_SMALL})"
+        r"(?:\s+(?:than\s+(?:before|it\s+is|now|they\s+are)|as\s+(?:before|it\s+is|now)|in\s+size|overall))?"
+    ),
+    # make the cat twice its size / make the bottle half its size
+    rx(rf"make\s+(?P<x>.+?)\s+(?P<amount>{_AMOUNT})\s+(?:its|their|the|his|her)\s+{_SIZE_NOUN}"),
+    # double the size of the pizza / increase the size of the fish by 20%
+    rx(
+        r"(?P<verb>double|triple|quadruple|halve|increase|decrease|reduce|enlarge|expand|shrink|grow|scale\s+up|"
+        r"scale\s+down|boost|raise|lower|cut)\s+(?:the\s+)?(?:overall\s+)?(?:size|scale|dimensions|height|length)"
+        r"\s+of\s+(?P<x>.+?)(?P<rest>\s+(?:by|to)\s+.+)?"
+    ),
+    # shrink the car to half its size / enlarge the flower 3x / scale the tree up by 20% / blow up the balloon
+    rx(
+        r"(?P<verb>shrink|enlarge|grow|resize|rescale|scale(?:\s+(?:up|down))?|blow\s+up|magnify|miniaturi[sz]e|"
+        r"downsize|upsize|inflate|supersize)\s+(?P<x>.+?)(?P<updown>\s+(?:up|down))?"
+        r"(?P<rest>\s+(?:by|to|until|so)\b.+|\s+\d.*|\s+(?:twice|thrice|half|double|triple)\b.*|\s+(?:slightly|a\s+bit|"
+        r"a\s+little|a\s+lot|considerably|significantly|dramatically))?"
+    ),
+    # blow it up
+    rx(r"blow\s+(?P<x>.+?)\s+up(?P<rest>\s+.+)?"),
+)
+_VERB_SCALE = {"double": 2.0, "triple": 3.0, "quadruple": 4.0, "halve": 0.5}
+_DOWN_VERB = re.compile(r"(?:halve|decrease|reduce|shrink|scale\s+down|lower|cut|miniaturi|downsize)", re.IGNORECASE)
+
+
+def size_rule(c: ClauseContext) -> Outcome:
+    """make the moon four times larger / twice its size / shrink the car / blow it up → attribute_edit (size);
+    the whole image → image_upscaling with the factor."""
+    for pattern in _SIZE_PATTERNS:
+        m = pattern.fullmatch(c.text)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        x = groups["x"]
+        verb = (groups.get("verb") or "").lower()
+        if groups.get("dir") is not None:
+            smaller = re.fullmatch(f"{_SMALLER}|{_SMALL}", groups["dir"], re.IGNORECASE) is not None
+        else:
+            smaller = bool(_DOWN_VERB.match(verb)) or (groups.get("updown") or verb).lower().endswith("down")
+        tail = " ".join(g for g in (groups.get("amount"), groups.get("rest")) if g)
+        scale = read_scale(tail, smaller) if tail else _VERB_SCALE.get(verb)
+        if groups.get("dir") is None and not verb and scale is not None:
+            smaller = scale < 1  # "make the bottle half its size"
+        if re.fullmatch(r"resize|rescale|scale", (groups.get("verb") or "").lower()) and groups.get("updown") is None:
+            if scale is None:
+                return None  # "resize the image": no direction, no size; not ours
+            smaller = scale < 1
+        if c.is_image(x) and not c.is_pronoun(x):
+            if smaller:
+                return c.unsupported("making the whole image smaller (downscaling) is not a subtask kind")
+            factor = scale if scale is not None else 2.0
+            return [Draft("image_upscaling", None, _factor_text(factor))]
+        params: dict[str, object] = {"attribute": "size"}
+        if scale is not None:
+            params["scale"] = scale
+        result = "smaller" if smaller else "larger"
+        return [Draft(d.kind, d.target, result, dict(params), d.pronoun) for d in c.objects("attribute_edit", x)]
+    return None
+
+
+def _factor_text(factor: float) -> str:
+    return str(int(factor)) if float(factor).is_integer() else f"{factor:g}"
+
+
+# --------------------------------------------------------------------------------------------------- materials
+
+_MATERIAL = alternation(MATERIALS)
+_MATERIAL_ADJ = alternation(MATERIAL_ADJECTIVES)
+_MATERIAL_PATTERNS = (
+    rx(
+        rf"(?:make|build|turn|recreate|remake|render)\s+(?P<x>.+?)\s+(?:look\s+(?:like\s+it(?:'s|\s+is|\s+was)|as\s+if\s+it\s+(?:is|were|was))\s+)?"
+        rf"(?:(?:be\s+)?made\s+)?(?:out\s+of|of|from|in)\s+(?P<m>(?:solid\s+|shiny\s+|polished\s+|clear\s+)?{_MATERIAL})"
+    ),
+    rx(rf"make\s+(?P<x>.+?)\s+(?:look\s+)?(?P<m>{_MATERIAL_ADJ})"),
+    rx(
+        rf"(?:turn|change|convert|transform|make)\s+(?P<x>.+?)\s+(?:in)?to\s+(?:a|an)\s+(?P<m>{_MATERIAL}|{_MATERIAL_ADJ})\s+ones?"
+        rf"|make\s+(?P<x2>.+?)\s+(?:a|an)\s+(?P<m2>{_MATERIAL}|{_MATERIAL_ADJ})\s+ones?"
+    ),
+    rx(
+        r"(?:change|switch|alter|modify|set|swap|replace)\s+(?:the\s+)?material\s+of\s+(?P<x>.+?)\s+(?:to|into|with|for)\s+(?P<m>.+)"
+        r"|(?:change|switch|alter|modify|set)\s+(?P<x2>.+?)(?:'s|’s)\s+material\s+(?:to|into)\s+(?P<m2>.+)"
+    ),
+    rx(
+        rf"give\s+(?P<x>.+?)\s+(?:a|an)\s+(?P<m>{_MATERIAL}|{_MATERIAL_ADJ})\s+(?P<what>texture|finish|look|surface|material)"
+    ),
+)
+_TEXTURE = rx(
+    r"(?:change|switch|alter|modify|set|make)\s+(?:the\s+)?(?P<what>texture|surface|finish|pattern)\s+of\s+(?P<x>.+?)"
+    r"\s+(?:to|into)\s+(?:a\s+|an\s+)?(?P<m>.+?)(?:\s+(?:texture|pattern|finish))?"
+)
+
+
+def material_rule(c: ClauseContext) -> Outcome:
+    """make the table wooden / out of glass / turn the bench into a stone one / change the material of X to Y."""
+    m = _TEXTURE.fullmatch(c.text)
+    if m:
+        attribute = "texture" if m.group("what").lower() in ("texture", "surface", "finish") else "pattern"
+        return _attribute(c, m.group("x"), c.restore(m.group("m")).lower(), attribute)
+    for pattern in _MATERIAL_PATTERNS:
+        m = pattern.fullmatch(c.text)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        x = groups.get("x") or groups.get("x2")
+        material = groups.get("m") or groups.get("m2") or ""
+        if c.is_image(x) and not c.is_pronoun(x):
+            return None
+        what = (groups.get("what") or "").lower()
+        return _attribute(c, x, c.restore(material).lower(), "texture" if what == "texture" else "material")
+    return None
+
+
+def _attribute(c: ClauseContext, x: str, result: str | None, attribute: str) -> list[Draft]:
+    params = {"attribute": attribute}
+    return [Draft(d.kind, d.target, result, dict(params), d.pronoun) for d in c.objects("attribute_edit", x)]
+
+
+# -------------------------------------------------------------------------------------------------- expressions
+
+_EMOTION = alternation(EMOTIONS)
+_EXPRESSION_VERB = alternation(EXPRESSION_VERBS)
+_EXPRESSION_PATTERNS = (
+    rx(rf"(?:make|let|have|get)\s+(?P<x>.+?)\s+(?P<e>{_EXPRESSION_VERB})(?:\s+(?:more|widely|broadly|happily|a\s+bit|slightly))?"),
+    rx(rf"(?:make|turn)\s+(?P<x>.+?)\s+(?:look|appear|seem|feel)?\s*{_MOD}(?P<e>{_EMOTION})"),
+    rx(
+        rf"give\s+(?P<x>.+?)\s+(?:a|an)\s+(?P<e>(?:(?:{_EMOTION}|big|wide|slight|warm|gentle|broad)\s+)?"
+        r"(?:expression|look|face|smile|frown|grin|scowl)|smile|frown|grin)"
+    ),
+    rx(
+        r"(?:change|alter|modify|adjust|switch|set)\s+(?:the\s+)?(?:facial\s+)?(?:expression|emotion|face)\s+of\s+(?P<x>.+?)"
+        r"(?:\s+(?:to|into)\s+(?:a\s+|an\s+)?(?P<e>.+?)(?:\s+(?:one|expression|look))?)?"
+        r"|(?:change|alter|modify|adjust|switch|set)\s+(?P<x2>.+?)(?:'s|’s)\s+(?:facial\s+)?(?:expression|emotion|face)"
+        r"(?:\s+(?:to|into)\s+(?:a\s+|an\s+)?(?P<e2>.+?)(?:\s+(?:one|expression|look))?)?"
+    ),
+)
+
+
+def expression_rule(c: ClauseContext) -> Outcome:
+    """make the man smile / make her look sad / give the woman a surprised expression → attribute_edit expression."""
+    for pattern in _EXPRESSION_PATTERNS:
+        m = pattern.fullmatch(c.text)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        x = groups.get("x") or groups.get("x2")
+        if c.is_image(x) and not c.is_pronoun(x):
+            return None
+        e = groups.get("e") or groups.get("e2")
+        result = c.restore(e).lower() if e else "changed expression"
+        result = re.sub(r"\s+(?:expression|look|face)$", "", result) if result.split()[0] != "a" else result
+        return _attribute(c, x, result, "expression")
+    return None
+
+
+# ------------------------------------------------------------------------------------------------------- poses
+
+_ACTION = alternation(ACTIONS)
+_POSE_PATTERNS = (
+    rx(rf"(?:make|let|have|get)\s+(?P<x>.+?)\s+(?P<a>(?:{_ACTION})(?:s|es)?\b.*)"),
+    rx(
+        r"(?:change|alter|modify|adjust|switch|set|fix)\s+(?:the\s+)?(?:pose|posture|stance|gesture|body\s+position|"
+        r"position\s+of\s+(?:the\s+)?(?:arms?|legs?|hands?|head|body|feet|tail))\s+of\s+(?P<x>.+?)"
+        r"(?:\s+(?:to|into|so\s+(?:that\s+)?)\s*(?:a\s+|an\s+)?(?P<a>.+?)(?:\s+pose)?)?"
+        r"|(?:change|alter|modify|adjust|switch|set|fix)\s+(?P<x2>.+?)(?:'s|’s)\s+(?:pose|posture|stance|gesture|"
+        r"(?:arm|leg|hand|head|body)\s+position)(?:\s+(?:to|into|so\s+(?:that\s+)?)\s*(?:a\s+|an\s+)?(?P<a2>.+?)(?:\s+pose)?)?"
+    ),
+    rx(r"(?:pose|position)\s+(?P<x>.+?)\s+(?P<a>(?:like|as\s+if|so\s+that|as)\s+.+|(?:sitting|standing|lying|kneeling)\b.*)"),
+)
+
+
+def pose_rule(c: ClauseContext) -> Outcome:
+    """let the horse run / make the dog sit / have the child cross her arms / change the pose of X → attribute_edit
+    pose."""
+    for pattern in _POSE_PATTERNS:
+        m = pattern.fullmatch(c.text)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        x = groups.get("x") or groups.get("x2")
+        if c.is_image(x) and not c.is_pronoun(x):
+            return None
+        a = groups.get("a") or groups.get("a2")
+        result = c.restore(a).lower() if a else "changed pose"
+        attribute = "orientation" if re.match(r"(?:face|facing|turn)\b", result) else "pose"
+        return _attribute(c, x, result, attribute)
+    return None
+
+
+_ROTATE = rx(
+    r"(?:rotate|turn|spin|twist|tilt|flip|reorient|angle)\s+(?P<x>.+?)"
+    r"(?P<rest>\s+(?:around|round|sideways|upside\s+down|over|to\s+face\b.*|so\s+(?:that\s+)?(?:it|they)\s+(?:faces?|points?)\b.*|"
+    r"(?:by\s+)?\d+\s*(?:degrees|°).*|(?:clockwise|counter-?clockwise|anticlockwise|slightly|a\s+bit|a\s+little|"
+    r"to\s+the\s+(?:left|right)|left|right)(?:\s+.*)?))?"
+)
+_ORIENTATION = rx(
+    r"(?:change|alter|modify|adjust|switch|set|fix)\s+(?:the\s+)?(?:\S+\s+)?(?:orientation|direction|angle|rotation|"
+    r"facing\s+direction)\s+of\s+(?P<x>.+?)(?:\s+(?:to|so\s+(?:that\s+)?)\s*(?P<rest>.+))?"
+    r"|(?:change|alter|modify|adjust)\s+(?P<x2>.+?)(?:'s|’s)\s+(?:orientation|direction|angle|rotation)(?:\s+(?:to|so)\s+(?P<rest2>.+))?"
+)
+
+
+def orientation_rule(c: ClauseContext) -> Outcome:
+    """rotate the chair to face the window / turn the car around / adjust the orientation of X → attribute_edit
+    orientation (the whole image: not a subtask kind)."""
+    m = _ORIENTATION.fullmatch(c.text)
+    if m:
+        x, rest = m.group("x") or m.group("x2"), m.group("rest") or m.group("rest2")
+    else:
+        m = _ROTATE.fullmatch(c.text)
+        if m is None:
+            return None
+        x, rest = m.group("x"), m.group("rest")
+        if m.group(0).lower().startswith("turn") and not rest:
+            return None  # "turn the lights" is not a rotation
+    if c.is_image(x) and not c.is_pronoun(x):
+        return c.unsupported("rotating or flipping the whole image is not a subtask kind")
+    if re.match(r"(?:the\s+)?camera\b", x, re.IGNORECASE):
+        return None
+    result = (rest or "").strip()
+    result = re.sub(r"^(?:to\s+)?(?:slightly|a\s+bit|a\s+little)\s*", "", result, flags=re.IGNORECASE).strip()
+    result = re.sub(r"^to\s+(?=face\b)", "", result, flags=re.IGNORECASE)
+    return _attribute(c, x, c.restore(result).lower() if result else "rotated", "orientation")
+
+
+# ------------------------------------------------------------------------------------------- other looks, counts
+
+_LOOK_WORD = alternation(LOOKS)
+_LOOK = rx(
+    rf"(?:make|turn|render)\s+(?P<x>.+?)\s+(?P<verb>look|appear|seem)?\s*{_MOD}(?P<y>(?:{_LOOK_WORD})(?:er)?|older|younger|"
+    r"newer|cleaner|dirtier|wetter|drier|shinier|rustier|fresher|healthier|riper)"
+    rf"|make\s+(?P<x2>.+?)\s+(?:look|appear|seem)\s+{_MOD}(?P<y2>[a-z-]+(?:\s+and\s+[a-z-]+)?)"
+)
+
+
+def look_rule(c: ClauseContext) -> Outcome:
+    """make the old car look new / make the bread look burnt / make the tree look older → attribute_edit."""
+    m = _LOOK.fullmatch(c.text)
+    if m is None:
+        return None
+    x = m.group("x") or m.group("x2")
+    y = m.group("y") or m.group("y2")
+    if c.is_image(x) and not c.is_pronoun(x):
+        return None
+    if parse_colour(y) is not None:
+        return None
+    return _attribute(c, x, c.restore(y).lower(), "appearance")
+
+
+_PROPERTY = alternation(PROPERTIES)
+_UP_VERBS = (
+    r"increase|enhance|improve|boost|raise|heighten|strengthen|amplify|intensify|emphasi[sz]e|accentuate|maximi[sz]e|add"
+)
+_DOWN_VERBS = r"decrease|reduce|lower|lessen|diminish|weaken|soften|minimi[sz]e|tone\s+down|dial\s+down|cut|dim"
+_PROPERTY_RX = rx(
+    rf"(?P<verb>{_UP_VERBS}|{_DOWN_VERBS}|adjust|change|alter|modify|vary|refine|tweak|correct|fix|redefine|retouch|reshape)"
+    rf"\s+(?:the\s+)?(?:overall\s+)?(?P<prop>{_PROPERTY})(?:\s+and\s+(?:the\s+)?(?:{_PROPERTY}))?"
+    r"(?:\s+(?:of|on|in|for|around|across)\s+(?P<x>.+?))?(?:\s+(?:to|into)\s+(?P<y>.+))?"
+    rf"|(?P<verb2>{_UP_VERBS}|{_DOWN_VERBS}|adjust|change|alter|modify|vary|refine|tweak)\s+(?P<x2>.+?)(?:'s|’s)\s+"
+    rf"(?P<prop2>{_PROPERTY})(?:\s+(?:to|into)\s+(?P<y2>.+))?"
+)
+
+
+def property_rule(c: ClauseContext) -> Outcome:
+    """increase the visibility of the lake / adjust the texture of the rock / change the shape of X to Y →
+    attribute_edit with the property as its attribute."""
+    m = _PROPERTY_RX.fullmatch(c.text)
+    if m is None:
+        return None
+    verb = (m.group("verb") or m.group("verb2")).lower()
+    prop = " ".join((m.group("prop") or m.group("prop2")).lower().split())
+    x, y = m.group("x") or m.group("x2"), m.group("y") or m.group("y2")
+    if y:
+        result = c.restore(y).lower()
+    elif re.fullmatch(_UP_VERBS, verb):
+        result = f"more {prop}"
+    elif re.fullmatch(_DOWN_VERBS, verb):
+        result = f"less {prop}"
+    else:
+        result = f"{verb} {prop}"
+    if x is None or (c.is_image(x) and not c.is_pronoun(x)):
+        return [Draft("attribute_edit", None, result, {"attribute": prop})]
+    return _attribute(c, x, result, prop)
+
+
+_COUNT = rx(
+    r"(?P<verb>increase|raise|boost|double|triple|add\s+to|reduce|decrease|lower|halve|lessen|cut|minimi[sz]e|thin\s+out)\s+"
+    r"(?:the\s+)?(?:number|count|amount|quantity|density|population)\s+of\s+(?P<x>.+?)(?:\s+(?:to|by)\s+(?P<n>.+))?"
+    r"|(?P<verb2>add\s+more|put\s+more|include\s+more)\s+(?P<x2>.+?)"
+)
+
+
+def count_rule(c: ClauseContext) -> Outcome:
+    """increase the number of birds → object_addition of more birds; reduce the number of cars → object_removal of
+    some of them."""
+    m = _COUNT.fullmatch(c.text)
+    if m is None:
+        return None
+    verb = (m.group("verb") or m.group("verb2")).lower()
+    noun = c.noun(m.group("x") or m.group("x2"))
+    if noun is None:
+        return None
+    params: dict[str, object] = {"count": "more" if re.match(r"increase|raise|boost|double|triple|add|put|include", verb) else "fewer"}
+    if m.group("n"):
+        params["to"] = c.restore(m.group("n")).lower()
+    if params["count"] == "more":
+        return [Draft("object_addition", None, f"more {noun}", params)]
+    return [Draft("object_removal", noun, None, params)]
+
+
+# ---------------------------------------------------------------------------------------------------------- move
+
+_MOVE_VERB = (
+    r"(?:move|shift|drag|slide|push|pull|nudge|reposition|relocate|transfer|bring|carry|displace|rearrange|"
+    r"arrange|re-?arrange|re-?position|repositions?|place|put|set|position)"
+)
+_DIRECTION_WORD = (
+    r"(?:far\s+)?(?:top|bottom|upper|lower|left|right|center|centre|middle|up|down|upwards?|downwards?|higher|lower|"
+    r"leftwards?|rightwards?|forward|forwards|backward|backwards|closer|further|farther|away|aside|sideways|"
+    r"foreground|background)"
+)
+_DIRECTION = re.compile(
+    rf"(?:(?:to|towards?|toward|into|in|on|at|over)\s+)?(?:the\s+)?(?:very\s+)?(?P<d>{_DIRECTION_WORD}(?:[\s-]+(?:{_DIRECTION_WORD}))?)"
+    r"(?:[\s-]+(?:side|edge|corner|part|half|area|region|portion|border|margin|end))?"
+    r"(?:\s+(?:of|in)\s+(?:the\s+)?(?:image|picture|photo|frame|canvas|scene|view|shot|composition))?"
+    r"(?:\s+(?:a\s+(?:little\s+)?bit|slightly|a\s+little|a\s+lot|more|somewhat))?",
+    re.IGNORECASE,
+)
+_DIRECTION_NAMES = {
+    "top": "up", "upper": "up", "upward": "up", "upwards": "up", "higher": "up", "bottom": "down", "lower": "down",
+    "downward": "down", "downwards": "down", "centre": "center", "middle": "center", "leftward": "left",
+    "leftwards": "left", "rightward": "right", "rightwards": "right", "forwards": "forward", "backwards": "backward",
+    "farther": "further",
+}  # fmt: skip
+_MOVE_RELATION = re.compile(
+    r"(?P<rel>next\s+to|in\s+front\s+of|on\s+top\s+of|to\s+the\s+(?:left|right)\s+of|on\s+the\s+(?:left|right)\s+of|"
+    r"closer\s+to|nearer\s+to|further\s+from|away\s+from|beside|behind|inside|onto|into|under|underneath|below|beneath|"
+    r"above|over|along|against|around|between|near|towards?|toward|across|to|on|in|at|by)\s+(?P<anchor>.+)",
+    re.IGNORECASE,
+)
+_MOVE = rx(
+    rf"{_MOVE_VERB}\s+(?P<x>.+?)(?:\s+{_MOD}(?P<dest>(?:to|towards?|toward|into|onto|in|on|at|over|next|beside|behind|under|"
+    r"underneath|below|beneath|above|near|closer|nearer|further|farther|away|against|along|around|between|across|by|"
+    r"up|down|upwards?|downwards?|left|right|leftwards?|rightwards?|higher|lower|forwards?|backwards?|aside|sideways)\b.*))?"
+)
+_POSITION_OF = rx(
+    rf"(?:change|alter|modify|adjust|shift|move|fix|update|set)\s+(?:the\s+)?(?:position|placement|location|place)\s+of\s+"
+    rf"(?P<x>.+?)(?:\s+{_MOD}(?P<dest>(?:to|towards?|toward|so|closer|further|up|down|left|right)\b.*))?"
+    rf"|(?:change|alter|modify|adjust|shift|move)\s+(?P<x2>.+?)(?:'s|’s)\s+(?:position|placement|location)"
+    rf"(?:\s+{_MOD}(?P<dest2>(?:to|towards?|toward|closer|up|down|left|right)\b.*))?"
+)
+_CAMERA = re.compile(r"(?:the\s+)?(?:camera|view|viewpoint|perspective|vantage\s+point)\b", re.IGNORECASE)
+_INDEFINITE = re.compile(r"(?:a|an|some|one|two|three|several|many|more|another)\b", re.IGNORECASE)
+
+
+def move_rule(c: ClauseContext) -> Outcome:
+    """move the cup to the left / shift the lamp slightly right / place the cup behind the laptop → object_move."""
+    m = _POSITION_OF.fullmatch(c.text)
+    if m:
+        x, dest = m.group("x") or m.group("x2"), m.group("dest") or m.group("dest2")
+    else:
+        m = _MOVE.fullmatch(c.text)
+        if m is None:
+            return None
+        x, dest = m.group("x"), m.group("dest")
+        verb = c.text.split()[0].lower()
+        if verb in ("place", "put", "set", "position", "bring", "carry") and (_INDEFINITE.match(x) or not dest):
+            return None  # "place a cup on the table" adds a cup
+        if verb in ("arrange",) and not dest:
+            return None
+    if _CAMERA.match(x):
+        return None  # "move the camera to the left" is a viewpoint change
+    if c.is_image(x) and not c.is_pronoun(x):
+        return None
+    params: dict[str, str] = {}
+    result: str | None = None
+    if dest:
+        dest = dest.strip()
+        d = _DIRECTION.fullmatch(dest)
+        if d:
+            words = [_DIRECTION_NAMES.get(w.lower(), w.lower()) for w in re.split(r"[\s-]+", d.group("d")) if w.lower() != "far"]
+            direction = " ".join(dict.fromkeys(words))
+            params["direction"] = direction
+            result = direction
+        else:
+            rel = _MOVE_RELATION.fullmatch(dest)
+            if rel:
+                anchor = c.noun(rel.group("anchor"))
+                if anchor:
+                    params["relation"] = " ".join(rel.group("rel").lower().split())
+                    params["anchor"] = anchor
+            result = c.restore(re.sub(r"^(?:to|into)\s+", "", dest, flags=re.IGNORECASE)).lower()
+    drafts = c.objects("object_move", x)
+    return [Draft(d.kind, d.target, result, dict(params), d.pronoun) for d in drafts]
+
+
+# ------------------------------------------------------------------------------------------------------ viewpoint
+
+_VIEW_NOUN = (
+    r"(?:camera(?:\s+(?:angle|view|position|perspective|placement|height|shot))?|angle|perspective|viewpoint|"
+    r"view(?:ing)?\s+angle|point\s+of\s+view|pov|vantage\s+point|camera's\s+angle|framing|shot|lens|view)"
+)
+_VIEW_CHANGE = rx(
+    r"(?:change|adjust|alter|modify|shift|rotate|tilt|lower|raise|move|reposition|switch|set|turn|pan|angle|swing|"
+    rf"reorient|lift|drop|update)\s+(?:the\s+)?{_VIEW_NOUN}(?:\s+(?:of|on)\s+(?P<x>.+?))?"
+    r"(?:\s+(?:to|into|toward|towards|so\s+(?:that\s+)?|for|from|slightly|a\s+bit|a\s+little|up|down|left|right|"
+    r"upward|downward|higher|lower|closer)\b\s*(?P<y>.*))?"
+)
+_VIEW_FROM = rx(
+    r"(?:show|view|see|depict|render|photograph|shoot|capture|present|display|picture)\s+(?P<x>.+?)\s+"
+    r"(?P<y>from\s+(?:a\s+|an\s+|the\s+)?(?:above|below|behind|the\s+(?:side|front|back|rear|top|bottom|left|right|air)|"
+    r"(?:\w+[\s-]){0,2}(?:angle|view|perspective|side|distance|height|level|eye|viewpoint)).*)"
+)
+_VIEW_NAMED = rx(
+    r"(?:make\s+(?:it|this|the\s+(?:image|photo|picture|shot))\s+|(?:show|give\s+me|create|render|use)\s+)?"
+    r"(?:a\s+|an\s+)?(?P<y>(?:bird'?s[\s-]eye|aerial|top[\s-]down|overhead|low[\s-]angle|high[\s-]angle|worm'?s[\s-]eye|"
+    r"side|front|rear|back|isometric|wide[\s-]angle|close[\s-]up|closeup|macro|panoramic|first[\s-]person)"
+    r"(?:\s+(?:view|angle|shot|perspective))?)(?:\s+(?:of|on)\s+(?P<x>.+))?"
+)
+_ZOOM = rx(r"zoom\s+in(?:\s+(?:on|to|towards?|at)\s+(?P<x>.+?))?(?P<rest>\s+(?:slightly|a\s+bit|a\s+little|more|closer))?"
+           r"|(?:get|move|come)\s+closer\s+(?:to|on)\s+(?P<x2>.+)")  # fmt: skip
+_FOCUS = rx(r"(?:focus|centre|center|frame)\s+(?:more\s+)?(?:the\s+(?:camera|view|shot)\s+)?on\s+(?P<x>.+)")
+
+
+def viewpoint_rule(c: ClauseContext) -> Outcome:
+    """change the camera angle to a low angle / show the car from the side / zoom in on the dog / a bird's-eye view →
+    viewpoint_change."""
+    m = _VIEW_CHANGE.fullmatch(c.text)
+    if m:
+        y = (m.group("y") or "").strip()
+        if not y and c.purpose:
+            y = re.sub(r"^(?:in\s+order\s+)?to\s+", "", c.purpose, flags=re.IGNORECASE)
+        y = re.sub(r"^(?:a|an|the)\s+", "", y, flags=re.IGNORECASE)
+        if not y:
+            verb = c.text.split()[0].lower()
+            y = verb if verb in ("tilt", "pan", "lower", "raise", "rotate") else "new angle"
+        return [Draft("viewpoint_change", _view_target(c, m.group("x")), c.restore(y).lower())]
+    m = _VIEW_FROM.fullmatch(c.text)
+    if m:
+        return [Draft("viewpoint_change", _view_target(c, m.group("x")), c.restore(m.group("y")).lower())]
+    m = _ZOOM.fullmatch(c.text)
+    if m:
+        return [Draft("viewpoint_change", _view_target(c, m.group("x") or m.group("x2")), "zoom in")]
+    m = _VIEW_NAMED.fullmatch(c.text)
+    if m:
+        y = " ".join(re.split(r"[\s-]+", c.restore(m.group("y")).lower()))
+        return [Draft("viewpoint_change", _view_target(c, m.group("x")), y)]
+    m = _FOCUS.fullmatch(c.text)
+    if m:
+        return [Draft("viewpoint_change", _view_target(c, m.group("x")), "focus on")]
+    return None
+
+
+def _view_target(c: ClauseContext, x: str | None) -> str | None:
+    if x is None or c.is_image(x) or c.is_pronoun(x):
+        return None
+    return c.noun(x)
+
+
+_CROP = rx(
+    rf"crop(?:\s+out)?(?:\s+(?P<x>.+?))?(?:\s+(?:to|into|as)\s+(?:(?:just|only)\s+)?(?P<y>.+?))?"
+    r"|(?:trim|cut)\s+(?:the\s+)?(?P<edges>edges|borders?|margins?|sides)(?:\s+off)?(?:\s+of\s+.+)?"
+)
+_EDGES = re.compile(r"(?:the\s+)?(?:edges|borders?|margins?|sides|corners)(?:\s+of\s+.+)?", re.IGNORECASE)
+_SHAPE = re.compile(r"(?:a\s+|an\s+)?(?P<s>square|circle|portrait|landscape|\d+\s*:\s*\d+|widescreen)(?:\s+(?:format|shape|aspect(?:\s+ratio)?|crop))?", re.IGNORECASE)
+
+
+def crop_rule(c: ClauseContext) -> Outcome:
+    """crop the image to the dog / crop the photo to a square / crop out the edges → image_cropping."""
+    m = _CROP.fullmatch(c.text)
+    if m is None:
+        return None
+    if m.group("edges"):
+        return [Draft("image_cropping")]
+    x, y = m.group("x"), m.group("y")
+    target: str | None = None
+    result: str | None = None
+    if x and not _EDGES.fullmatch(x) and not (c.is_image(x) or c.is_pronoun(x)):
+        target = c.noun(x)
+    if y:
+        shape = _SHAPE.fullmatch(y.strip())
+        if shape:
+            result = re.sub(r"\s+", "", shape.group("s").lower())
+        elif not (c.is_image(y) or c.is_pronoun(y)):
+            target = c.noun(re.sub(r"^(?:show|focus\s+on|include)\s+", "", y, flags=re.IGNORECASE))
+    if target is None and (focus := re.search(r"\bfocus\s+on\s+(.+)$", c.purpose, re.IGNORECASE)):
+        target = c.noun(focus.group(1))
+    return [Draft("image_cropping", target, result)]
+
+
+# ------------------------------------------------------------------------------------------------------------ style
+
+_STYLE_OF = rx(r".*?\b(?:in|into|with)\s+(?:the\s+|an?\s+)?(?:art\s+)?style\s+of\s+(?:an?\s+|the\s+)?(?P<y>.+?)(?:\s+(?:painting|art|artwork))?")
+_STYLE_NAMED = rx(
+    r"(?P<verb>transform|turn|convert|change|make|render|redraw|repaint|restyle|stylise|stylize|apply|give|redo|recreate|"
+    r"reimagine|draw|paint|present|reinterpret|switch|set|adopt|use)\s+(?:(?P<x>.+?)\s+)?(?:(?:in)?to|into|as|in|with|"
+    r"using)?\s*(?:an?\s+|the\s+)?(?P<y>.+?)\s+(?:style|aesthetic|look|filter|effect|rendering|vibe|feel)"
+    r"(?:\s+(?:to|on|for)\s+(?P<x2>.+))?"
+)
+_STYLE_TO = rx(
+    r"(?:change|switch|set|alter|modify)\s+(?:the\s+)?(?:art\s+|artistic\s+|visual\s+|image\s+)?style(?:\s+of\s+(?P<x>.+?))?"
+    r"\s+(?:to|into)\s+(?:an?\s+|the\s+)?(?P<y>.+)"
+)
+_STYLE_LIKE = rx(
+    r"(?:make|render|draw|paint|redraw|stylise|stylize|present)\s+(?P<x>.+?)\s+(?:look\s+|appear\s+|seem\s+)?"
+    r"(?:like|as\s+if\s+(?:it\s+)?(?:was|were|is)|as)\s+(?:an?\s+|the\s+)?(?P<y>.+)"
+)
+_STYLE_INTO = rx(
+    r"(?:turn|convert|transform|change|make|render|redraw|repaint|recreate|reimagine|present|draw|paint)\s+(?P<x>.+?)\s+"
+    r"(?:(?:in)?to|into|as|in)\s+(?:an?\s+|the\s+)?(?P<y>.+)"
+)
+_STYLE_LOOK = rx(r"make\s+(?P<x>.+?)\s+(?:look|appear|seem)\s+(?P<y>.+)")
+_STYLE_GIVE = rx(
+    r"give\s+(?P<x>.+?)\s+(?:an?|the)\s+(?P<y>.+?)\s+(?:look|feel|vibe|aesthetic|finish|treatment|style|effect)"
+)
+
+
+def style_rule(c: ClauseContext) -> Outcome:
+    """make it look like a Van Gogh painting / in the style of Picasso / turn the photo into a watercolour / apply a
+    cyberpunk style → style_transfer."""
+    for pattern, needs_style_word in (
+        (_STYLE_OF, False),
+        (_STYLE_TO, False),
+        (_STYLE_GIVE, True),
+        (_STYLE_NAMED, True),
+        (_STYLE_LIKE, True),
+        (_STYLE_INTO, True),
+        (_STYLE_LOOK, True),
+    ):
+        m = pattern.fullmatch(c.text)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        y = c.restore(groups["y"]).strip(" .")
+        if needs_style_word and not is_style(y):
+            continue
+        if pattern is _STYLE_NAMED and groups.get("verb", "").lower() in ("switch", "set", "adopt", "use") and not is_style(y):
+            continue
+        x = groups.get("x") or groups.get("x2")
+        y = re.sub(r"^(?:an?|the)\s+", "", y, flags=re.IGNORECASE)
+        y = re.sub(r"^(?:like)\s+", "", y, flags=re.IGNORECASE)
+        if x is None or c.is_image(x):
+            return [Draft("style_transfer", None, y.lower())]
+        if c.is_pronoun(x):
+            return [Draft("style_transfer", None, y.lower(), pronoun=True)]
+        return [Draft("style_transfer", c.noun(x), y.lower())]
+    return None
+
+
+__all__ = [
+    "STYLES",
+    "count_rule",
+    "crop_rule",
+    "expression_rule",
+    "look_rule",
+    "material_rule",
+    "move_rule",
+    "orientation_rule",
+    "pose_rule",
+    "property_rule",
+    "size_rule",
+    "style_rule",
+    "viewpoint_rule",
+]

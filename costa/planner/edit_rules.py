@@ -616,3 +616,53 @@ __all__ = [
     "style_rule",
     "viewpoint_rule",
 ]
+
+
+# ------------------------------------------------------------------------------------------------ other object edits
+
+#: Verbs that ask for a change of an object's look without naming a kind ("adjust the stream of water to pour over
+#: the tomato", "extend the net further into the ocean"): an instruction-guided attribute edit of the object.
+_EDIT_VERB = (
+    r"(?:adjust|alter|modify|change|enhance|increase|decrease|reduce|intensify|extend|lengthen|shorten|widen|narrow|"
+    r"thicken|thin(?:\s+out)?|soften|strengthen|weaken|refine|improve|minimi[sz]e|maximi[sz]e|emphasi[sz]e|accentuate|"
+    r"style|restyle|distribute|redistribute|disperse|scatter|spread(?:\s+out)?|consolidate|open|close|slice|fold|unfold|"
+    r"lower|raise|lift|bend|straighten|tidy(?:\s+up)?|clean(?:\s+up)?|fix|repair|retouch|reshape|vary|diversify|"
+    r"simplify|smooth(?:\s+out)?|roughen|amplify|deepen|curl|stretch|compress|flatten|tilt|expand|grow|age|"
+    r"de-?age|animate|freeze|melt|light\s+up|fill\s+out|dim|calm|sharpen\s+up|update|redesign|decorate|enrich)"
+)
+_GENERIC = rx(rf"(?P<verb>{_EDIT_VERB})\s+(?P<rest>.+)")
+_MORE_LESS = rx(r"make\s+(?P<x>.+?)\s+(?P<y>(?:much\s+|a\s+bit\s+|slightly\s+|even\s+)?(?:more|less)\s+[a-z-]+(?:\s+and\s+(?:more|less)\s+[a-z-]+)?)")
+_TARGET_END = re.compile(
+    r"\s+(?:to|so|for|by|into|with|while|across|slightly|subtly|more|less|further|farther|somewhat|a\s+bit|"
+    r"a\s+little|very|over|towards?|toward|until|as|from|along|around|through|beyond|and)\b.*$",
+    re.IGNORECASE,
+)
+_VAGUE_TARGETS = frozenset({"it", "this", "that", "everything", "things", "scene overall", "overall"})
+
+
+def generic_edit_rule(c: ClauseContext) -> Outcome:
+    """make some coral structures more prominent / extend the net into the ocean / adjust the stream of water to pour
+    over the tomato → attribute_edit of the object, the instruction as written as its result (for an
+    instruction-guided editor; no programmatic check can verify it)."""
+    m = _MORE_LESS.fullmatch(c.text)
+    if m:
+        x = m.group("x")
+        if c.is_image(x) and not c.is_pronoun(x):
+            return None
+        return _attribute(c, x, c.restore(m.group("y")).lower(), "appearance")
+    m = _GENERIC.fullmatch(c.text)
+    if m is None:
+        return None
+    rest = m.group("rest")
+    x = _TARGET_END.sub("", rest).strip()
+    of = re.fullmatch(r"(?:the\s+)?(?P<prop>[a-z]+(?:\s+[a-z]+)?)\s+of\s+(?P<x>.+)", x, re.IGNORECASE)
+    attribute = "appearance"
+    if of and not re.search(r"\b(?:cup|glass|pair|piece|group|pile|stack|bunch|row|set|herd|flock)$", of.group("prop")):
+        attribute, x = " ".join(of.group("prop").lower().split()), of.group("x")
+    noun = c.noun(x)
+    if not noun or noun in _VAGUE_TARGETS:
+        return None
+    result = c.restore().rstrip(".")
+    if c.is_image(x) and not c.is_pronoun(x):
+        return [Draft("attribute_edit", None, result, {"attribute": attribute})]
+    return _attribute(c, x, result, attribute)

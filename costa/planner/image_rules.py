@@ -13,6 +13,7 @@ from costa.planner.edit_rules import (
     count_rule,
     crop_rule,
     expression_rule,
+    generic_edit_rule,
     look_rule,
     material_rule,
     move_rule,
@@ -274,7 +275,7 @@ _GLOBAL = (
         rx(
             r"(?P<dir>increase|raise|boost|enhance|add(?:\s+more)?|improve|heighten|strengthen|bump\s+up|turn\s+up|up|"
             r"decrease|reduce|lower|lessen|drop|tone\s+down|cut|diminish|weaken|turn\s+down|dial\s+down)\s+"
-            rf"(?:the\s+)?(?:overall\s+)?(?P<qty>{_QTY})(?:\s+(?:and|&)\s+(?:the\s+)?(?P<qty2>{_QTY}))?"
+            rf"(?:the\s+)?(?:overall\s+)?(?:image\s+|photo\s+|picture\s+|scene\s+)?(?P<qty>{_QTY})(?:\s+(?:and|&)\s+(?:the\s+)?(?P<qty2>{_QTY}))?"
             rf"(?:\s+(?:of|on|in)\s+(?P<x>.+?))?{_TAIL}"
         ),
         None,
@@ -648,4 +649,5 @@ IMAGE_RULES = (
     detection_rule,
     addition_rule,
     late_not_a_kind_rule,
+    generic_edit_rule,
 )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from costa.colours import parse_colour
+from costa.errors import PlanningError
 from costa.planner.lexicon import (
     ACTIONS,
     EMOTIONS,
@@ -662,6 +663,8 @@ def generic_edit_rule(c: ClauseContext) -> Outcome:
     noun = c.noun(x)
     if not noun or noun in _VAGUE_TARGETS:
         return None
+    if attribute in ("size", "scale", "dimensions"):
+        raise PlanningError(f"should the {noun} become larger or smaller (and by how much, e.g. 'twice as large')?")
     result = c.restore().rstrip(".")
     if c.is_image(x) and not c.is_pronoun(x):
         return [Draft("attribute_edit", None, result, {"attribute": attribute})]

@@ -198,7 +198,7 @@ _CONSTRAINT = re.compile(
 
 #: A purpose tail ("… to make it brighter", "… in order to show more"): what the edit is for, not another edit.
 _PURPOSE = re.compile(
-    r"\s+(?:in\s+order\s+)?(?:to|so\s+as\s+to)\s+(?:make|leave|show|create|reveal|give|improve|enhance|match|reflect|"
+    r"\s+(?:in\s+order\s+)?(?:to|so\s+as\s+to)\s+(?:[a-z]+ly\s+)?(?:make|obscure|hide|cover|frame|leave|show|create|reveal|give|improve|enhance|match|reflect|"
     r"increase|reduce|emphasi[sz]e|highlight|allow|let|keep|achieve|provide|look|appear|be|focus|include|indicate|"
     r"suggest|simulate|represent|depict|convey|display|ensure|maintain|balance|draw|bring|complete|fit|form|get|help|"
     r"mimic|resemble|blend|evoke|create|add|demonstrate|illustrate|capture|accentuate|showcase)\b.*$",

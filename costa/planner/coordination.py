@@ -46,6 +46,10 @@ _OBJECT_START = re.compile(
     re.IGNORECASE,
 )
 _DEFINITE = re.compile(r"(?:the|this|that|these|those|his|her|their|its|my|your|our)\s|" + QUOTE, re.IGNORECASE)
+_INDEFINITE = re.compile(
+    r"(?:a|an|some|another|one|two|three|four|five|six|several|many|more|few|a\s+few|a\s+couple\s+of)\s", re.IGNORECASE
+)
+_MODIFIED = re.compile(r"\b(?:wearing|holding|carrying|with|having|dressed|riding|playing|eating)\b", re.IGNORECASE)
 _BARE_DETERMINER = re.compile(r"(?:the|a|an|this|that|both|all|some)", re.IGNORECASE)
 
 Apply = Callable[[ClauseContext], "list[Draft] | Unsupported"]
@@ -58,9 +62,12 @@ def split_conjuncts(text: str) -> tuple[str, list[str], bool] | None:
     if len(parts) < 2:
         return None
     m = _OBJECT_START.search(parts[0])
-    if m is None or m.start() == 0:
+    if m is None and len(parts[0].split()) >= 2:
+        verb = parts[0].split()[0]  # "add people and a boat": a bare plural after the verb
+    elif m is None or m.start() == 0:
         return None
-    verb = parts[0][: m.start()].strip()
+    else:
+        verb = parts[0][: m.start()].strip()
     if not verb:
         return None
     return verb, parts, bool(_EXPLICIT.search(text))
@@ -98,6 +105,10 @@ def plan_coordinated(context: ClauseContext, apply: Apply) -> list[Draft] | None
     if any(d.result is None for d in drafts):
         return None
     if kind == "object_addition":
+        # "add a person wearing a white shirt and striped apron" is one person: later conjuncts must be new things
+        # ("a boat", "two chairs") and the first must not be still describing its object
+        if _MODIFIED.search(parts[0]) or not all(_INDEFINITE.match(p.strip()) for p in parts[1:]):
+            return None
         return _share_anchor(drafts)
     return drafts
 

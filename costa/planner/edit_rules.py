@@ -27,6 +27,7 @@ from costa.planner.lexicon import (
     LOOKS,
     MATERIAL_ADJECTIVES,
     MATERIALS,
+    POSE_WORDS,
     PROPERTIES,
     STYLES,
     alternation,
@@ -224,9 +225,18 @@ _POSE_PATTERNS = (
 )
 
 
+_HOLDING = rx(r"(?:make|let|have|get)\s+(?P<x>.+?)\s+(?:hold|wear|carry|get|put\s+on)\s+(?P<y>(?:a|an|some|two|three)\s+.+)")
+
+
 def pose_rule(c: ClauseContext) -> Outcome:
     """let the horse run / make the dog sit / have the child cross her arms / change the pose of X → attribute_edit
-    pose."""
+    pose; "make the woman hold a plate" adds the plate to her."""
+    m = _HOLDING.fullmatch(c.text)
+    if m:
+        anchor = m.group("x")
+        if c.is_pronoun(anchor):
+            return [Draft("object_addition", None, c.noun(m.group("y")), {"relation": "on"}, pronoun=True)]
+        return [Draft("object_addition", c.noun(anchor), c.noun(m.group("y")), {"relation": "on"})]
     for pattern in _POSE_PATTERNS:
         m = pattern.fullmatch(c.text)
         if m is None:
@@ -366,7 +376,7 @@ def count_rule(c: ClauseContext) -> Outcome:
 # ---------------------------------------------------------------------------------------------------------- move
 
 _MOVE_VERB = (
-    r"(?:move|shift|drag|slide|push|pull|nudge|reposition|relocate|transfer|bring|carry|displace|rearrange|"
+    r"(?:move|shift|drag|slide|push|pull|nudge|reposition|relocate|transfer|bring|carry|displace|rearrange|reorient|"
     r"arrange|re-?arrange|re-?position|repositions?|place|put|set|position)"
 )
 _DIRECTION_WORD = (
@@ -408,6 +418,20 @@ _CAMERA = re.compile(r"(?:the\s+)?(?:camera|view|viewpoint|perspective|vantage\s
 _INDEFINITE = re.compile(r"(?:a|an|some|one|two|three|several|many|more|another)\b", re.IGNORECASE)
 
 
+_POSE_DEST = re.compile(rf"(?:to|into)\s+(?:a\s+)?(?P<p>{alternation(POSE_WORDS)})(?:\s+(?:position|pose))?", re.I)
+_FROM = re.compile(r"\s+from\s+(?:the\s+)?\S.*$", re.IGNORECASE)
+
+
+def _resplit(x: str, dest: str | None) -> tuple[str, str | None]:
+    """Re-cut object and destination: "the person on the left | to a new position" (the object keeps its own place
+    words when a "to …" destination follows), and "X from A | to B" (where it was is not part of the object)."""
+    if dest and re.match(r"(?:on|in|at|near|by|with)\s", dest, re.IGNORECASE) and not _DIRECTION.fullmatch(dest.strip()):
+        m = re.search(r"\s(to|towards?|toward|into|onto)\s", " " + dest)
+        if m and m.start() > 0:
+            x, dest = f"{x} {dest[: m.start() - 1].strip()}", dest[m.start() :].strip()
+    return _FROM.sub("", x), dest
+
+
 def move_rule(c: ClauseContext) -> Outcome:
     """move the cup to the left / shift the lamp slightly right / place the cup behind the laptop → object_move."""
     m = _POSITION_OF.fullmatch(c.text)
@@ -425,6 +449,9 @@ def move_rule(c: ClauseContext) -> Outcome:
             return None
     if _CAMERA.match(x):
         return None  # "move the camera to the left" is a viewpoint change
+    x, dest = _resplit(x, dest)
+    if dest and (pose := _POSE_DEST.fullmatch(dest.strip())):
+        return _attribute(c, x, pose.group("p").lower(), "pose")  # "change the child's position to standing"
     if c.is_image(x) and not c.is_pronoun(x):
         return None
     params: dict[str, str] = {}
@@ -457,7 +484,8 @@ _VIEW_NOUN = (
 )
 _VIEW_CHANGE = rx(
     r"(?:change|adjust|alter|modify|shift|rotate|tilt|lower|raise|move|reposition|switch|set|turn|pan|angle|swing|"
-    rf"reorient|lift|drop|update)\s+(?:the\s+)?{_VIEW_NOUN}(?:\s+(?:of|on)\s+(?P<x>.+?))?"
+    rf"reorient|lift|drop|update)\s+(?:the\s+)?(?:(?:image|photo|picture|shot|scene)(?:'s)?\s+)?(?P<noun>{_VIEW_NOUN})"
+    r"(?:\s+(?:of|on)\s+(?P<x>.+?))?"
     r"(?:\s+(?:to|into|toward|towards|so\s+(?:that\s+)?|for|from|slightly|a\s+bit|a\s+little|up|down|left|right|"
     r"upward|downward|higher|lower|closer)\b\s*(?P<y>.*))?"
 )
@@ -481,6 +509,8 @@ def viewpoint_rule(c: ClauseContext) -> Outcome:
     """change the camera angle to a low angle / show the car from the side / zoom in on the dog / a bird's-eye view →
     viewpoint_change."""
     m = _VIEW_CHANGE.fullmatch(c.text)
+    if m and m.group("x") and m.group("noun").lower() == "angle" and not (c.is_image(m.group("x"))):
+        return None  # "adjust the angle of the wedding arch" turns the arch (orientation_rule)
     if m:
         y = (m.group("y") or "").strip()
         if not y and c.purpose:
@@ -638,7 +668,15 @@ _TARGET_END = re.compile(
     r"a\s+little|very|over|towards?|toward|until|as|from|along|around|through|beyond|and)\b.*$",
     re.IGNORECASE,
 )
+_ADDING = re.compile(r"\bby\s+adding\s+(?P<y>.+?)(?:\s+(?:to|so|in\s+order)\b.*)?$", re.IGNORECASE)
+_INCLUDE_MORE = re.compile(r"to\s+(?:include|show|feature|have)\s+(?P<y>(?:more|additional|extra)\s+.+)", re.IGNORECASE)
 _VAGUE_TARGETS = frozenset({"it", "this", "that", "everything", "things", "scene overall", "overall"})
+
+
+def _colours_only(text: str) -> bool:
+    """ "more white and red" names colours, not things to add."""
+    words = [w for w in re.split(r"\s+|,", text.lower()) if w and w not in ("more", "and", "or", "additional", "extra")]
+    return bool(words) and all(parse_colour(w) is not None for w in words)
 
 
 def generic_edit_rule(c: ClauseContext) -> Outcome:
@@ -654,6 +692,9 @@ def generic_edit_rule(c: ClauseContext) -> Outcome:
     m = _GENERIC.fullmatch(c.text)
     if m is None:
         return None
+    adding = _ADDING.search(c.text) or _INCLUDE_MORE.fullmatch(c.purpose)
+    if adding and not _colours_only(adding.group("y")):
+        return [Draft("object_addition", None, c.noun(adding.group("y")))]
     rest = m.group("rest")
     x = _TARGET_END.sub("", rest).strip()
     of = re.fullmatch(r"(?:the\s+)?(?P<prop>[a-z]+(?:\s+[a-z]+)?)\s+of\s+(?P<x>.+)", x, re.IGNORECASE)
@@ -665,7 +706,7 @@ def generic_edit_rule(c: ClauseContext) -> Outcome:
         return None
     if attribute in ("size", "scale", "dimensions"):
         raise PlanningError(f"should the {noun} become larger or smaller (and by how much, e.g. 'twice as large')?")
-    result = c.restore().rstrip(".")
+    result = " ".join(p for p in (c.restore().rstrip("."), c.purpose.rstrip(".")) if p)
     if c.is_image(x) and not c.is_pronoun(x):
         return [Draft("attribute_edit", None, result, {"attribute": attribute})]
     return _attribute(c, x, result, attribute)

@@ -454,6 +454,8 @@ _REPLACE = rx(
 )
 
 
+_LOOK_RESULT = re.compile(r"\b(?:appearance|look|feel|finish|state|condition|version)$", re.IGNORECASE)
+
 #: "make me a sandwich": the person after "make" is who the thing is for, not an object to replace.
 _FOR_THE_USER = frozenset({"me", "us", "myself", "ourselves", "me and my friends"})
 
@@ -474,6 +476,10 @@ def replacement_rule(c: ClauseContext) -> Outcome:
     if c.is_image(x) and not c.is_pronoun(x):
         return c.unsupported("changing the whole image into something else (style transfer) is not a subtask kind")
     result = c.noun(y)
+    if result and _LOOK_RESULT.search(result) and not c.is_image(x):
+        # "change the sky to a mostly cloudy appearance": the same object, another look
+        return [Draft("attribute_edit", d.target, result, {"attribute": "appearance"}, d.pronoun)
+                for d in c.objects("attribute_edit", x)]  # fmt: skip
     drafts = c.objects("object_replacement", x)
     if len(drafts) == 1 and drafts[0].target and result and _is_landscape(drafts[0].target):
         return [Draft("changing_scenery", None, result, {"from": drafts[0].target})]
@@ -555,6 +561,9 @@ def addition_rule(c: ClauseContext) -> Outcome:
     # the indefinite "in a suit" is part of what is added.
     for rel in _RELATION.finditer(rest):
         what, anchor = rest[: rel.start()], rest[rel.end() :]
+        if "," in anchor:  # "into the scene, holding a carrot": the tail after the comma still describes the new thing
+            anchor, _, tail = anchor.partition(",")
+            what = f"{what} {tail.strip()}"
         position = read_position(rel.group("rel") + " " + anchor)
         if position:
             return [Draft("object_addition", None, c.noun(what), {"position": position})]

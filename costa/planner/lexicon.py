@@ -65,6 +65,8 @@ LOOKS = _words(
     "polished fresh wilted blooming melted soaked snowy sunburnt tanned bald hairy wrinkled elderly aged worn-out",
     "healthy sick injured bloody torn ragged neat tidy messy crumpled folded inflated deflated empty full lit unlit",
 )
+#: Poses a clause may name as where an object goes ("change the child's position to standing").
+POSE_WORDS = _words("standing sitting lying kneeling crouching squatting seated upright reclining leaning lying_down")
 #: Properties of an object or region a clause may raise, lower or change ("increase the visibility of the lake").
 PROPERTIES = _words(
     "visibility prominence presence density intensity texture texture_detail details detail shape pattern thickness",

@@ -279,7 +279,7 @@ def run_planner_bench(
     from bench.cli import DEFAULT_BENCHMARKS_DIR, benchmarks_dir
 
     root = Path(data_dir) if data_dir is not None else (benchmarks_dir() or DEFAULT_BENCHMARKS_DIR)
-    warmup = measure_warmup() if warmup else None
+    warmup_seconds = measure_warmup() if warmup else None
     tables = tables or load_tables()
     kinds = frozenset(tables.subtasks)
     for _ in range(3):  # warm this process too, so the per-instruction times below are after warm-up
@@ -322,7 +322,7 @@ def run_planner_bench(
         k for t in tables.tools.values() if t.backend == "embedded" and t.status == "ready" for k in t.subtasks
     )
     return PlannerReport(str(root), tuple(sets), tuple(references), tuple(unreferenced), embedded,
-                         time.perf_counter() - t0, suites, warmup)  # fmt: skip
+                         time.perf_counter() - t0, suites, warmup_seconds)  # fmt: skip
 
 
 def _norm(text: str) -> str:
@@ -364,7 +364,9 @@ def format_planner_report(report: PlannerReport) -> str:
     """The report as text: per-set table, per-category tables, reference comparisons, what runs offline."""
     suite_lines = _suite_lines(report)
     if not report.sets:
-        return "\n".join([f"planner benchmark: no benchmark data under {report.data_dir}; nothing measured", *suite_lines])
+        return "\n".join(
+            [f"planner benchmark: no benchmark data under {report.data_dir}; nothing measured", *suite_lines]
+        )
     every = [o for _, outs in report.sets for o in outs]
     lines = [
         f"planner benchmark — offline rule planner on {report.data_dir} ({len(every)} instructions, "
@@ -381,7 +383,9 @@ def format_planner_report(report: PlannerReport) -> str:
         if name in TARGETS:
             share = sum(o.status == "full" for o in outs) / len(outs)
             verdict = "meets" if share >= TARGETS[name] else "MISSES"
-            lines.append(f"  {name}: fully planned {100 * share:.1f} % — {verdict} the target {100 * TARGETS[name]:.0f} %")
+            lines.append(
+                f"  {name}: fully planned {100 * share:.1f} % — {verdict} the target {100 * TARGETS[name]:.0f} %"
+            )
     wall = sorted(o.seconds * 1000 for o in every)
     cpu = sorted(o.cpu_seconds * 1000 for o in every)
     warm = f"{report.warmup_seconds:.2f} s" if report.warmup_seconds is not None else "not measured"

@@ -70,7 +70,9 @@ def test_the_comparison_is_strict_about_kinds_targets_results_and_dropped_parts(
 
 def test_refusals_need_a_message() -> None:
     case = Case("asdf", refuse=True)
-    assert compare(case, _plan(unsupported=(Unsupported(text="asdf", reason="nothing editable was recognised"),))) is None
+    assert (
+        compare(case, _plan(unsupported=(Unsupported(text="asdf", reason="nothing editable was recognised"),))) is None
+    )
     assert compare(case, None, "which colour?") is None
     assert compare(case, _plan(Subtask(id="s1", kind="object_removal", target="asdf")))
     assert normalise("the Red-Cars") == "red car"

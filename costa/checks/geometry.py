@@ -161,9 +161,7 @@ def check_size_change(
     else:
         q_scale = 1.0 if (best_scale > 1.1 if larger else best_scale < 0.9) else 0.0
         want = f"asked {'larger' if larger else 'smaller'}"
-    reasons = (
-        f"object found at ×{best_scale:.2f} its old size with correlation {best_score:.2f}; {want}",
-    )
+    reasons = (f"object found at ×{best_scale:.2f} its old size with correlation {best_score:.2f}; {want}",)
     return Verdict(min(q_found, q_scale), reasons)
 
 

@@ -36,9 +36,14 @@ from costa.planner.lexicon import (
 )
 from costa.planner.phrases import ClauseContext, Draft, Outcome, rx
 
-_IMAGE_NOUN = r"(?:(?:the\s+|this\s+|that\s+|my\s+)?(?:whole\s+|entire\s+)?(?:image|photo|picture|photograph|pic|scene|frame|shot))"
+_IMAGE_NOUN = (
+    r"(?:(?:the\s+|this\s+|that\s+|my\s+)?(?:whole\s+|entire\s+)?"
+    r"(?:image|photo|picture|photograph|pic|scene|frame|shot))"
+)
 _IT_OR_IMAGE = rf"(?:{_IMAGE_NOUN}|it|this)"
-_MOD = r"(?:(?:a\s+(?:little\s+)?(?:bit\s+)?|slightly\s+|much\s+|a\s+lot\s+|even\s+|way\s+|somewhat\s+|far\s+|more\s+)*)"
+_MOD = (
+    r"(?:(?:a\s+(?:little\s+)?(?:bit\s+)?|slightly\s+|much\s+|a\s+lot\s+|even\s+|way\s+|somewhat\s+|far\s+|more\s+)*)"
+)
 
 # ------------------------------------------------------------------------------------------------------ sizes
 
@@ -158,7 +163,7 @@ def material_rule(c: ClauseContext) -> Outcome:
         if m is None:
             continue
         groups = m.groupdict()
-        x = groups.get("x") or groups.get("x2")
+        x = groups.get("x") or groups.get("x2") or ""
         material = groups.get("m") or groups.get("m2") or ""
         if c.is_image(x) and not c.is_pronoun(x):
             return None
@@ -177,7 +182,9 @@ def _attribute(c: ClauseContext, x: str, result: str | None, attribute: str) -> 
 _EMOTION = alternation(EMOTIONS)
 _EXPRESSION_VERB = alternation(EXPRESSION_VERBS)
 _EXPRESSION_PATTERNS = (
-    rx(rf"(?:make|let|have|get)\s+(?P<x>.+?)\s+(?P<e>{_EXPRESSION_VERB})(?:\s+(?:more|widely|broadly|happily|a\s+bit|slightly))?"),
+    rx(
+        rf"(?:make|let|have|get)\s+(?P<x>.+?)\s+(?P<e>{_EXPRESSION_VERB})(?:\s+(?:more|widely|broadly|happily|a\s+bit|slightly))?"
+    ),
     rx(rf"(?:make|turn)\s+(?P<x>.+?)\s+(?:look|appear|seem|feel)?\s*{_MOD}(?P<e>{_EMOTION})"),
     rx(
         rf"give\s+(?P<x>.+?)\s+(?:a|an)\s+(?P<e>(?:(?:{_EMOTION}|big|wide|slight|warm|gentle|broad)\s+)?"
@@ -199,7 +206,7 @@ def expression_rule(c: ClauseContext) -> Outcome:
         if m is None:
             continue
         groups = m.groupdict()
-        x = groups.get("x") or groups.get("x2")
+        x = groups.get("x") or groups.get("x2") or ""
         if c.is_image(x) and not c.is_pronoun(x):
             return None
         e = groups.get("e") or groups.get("e2")
@@ -221,11 +228,15 @@ _POSE_PATTERNS = (
         r"|(?:change|alter|modify|adjust|switch|set|fix)\s+(?P<x2>.+?)(?:'s|’s)\s+(?:pose|posture|stance|gesture|"
         r"(?:arm|leg|hand|head|body)\s+position)(?:\s+(?:to|into|so\s+(?:that\s+)?)\s*(?:a\s+|an\s+)?(?P<a2>.+?)(?:\s+pose)?)?"
     ),
-    rx(r"(?:pose|position)\s+(?P<x>.+?)\s+(?P<a>(?:like|as\s+if|so\s+that|as)\s+.+|(?:sitting|standing|lying|kneeling)\b.*)"),
+    rx(
+        r"(?:pose|position)\s+(?P<x>.+?)\s+(?P<a>(?:like|as\s+if|so\s+that|as)\s+.+|(?:sitting|standing|lying|kneeling)\b.*)"
+    ),
 )
 
 
-_HOLDING = rx(r"(?:make|let|have|get)\s+(?P<x>.+?)\s+(?:hold|wear|carry|get|put\s+on)\s+(?P<y>(?:a|an|some|two|three)\s+.+)")
+_HOLDING = rx(
+    r"(?:make|let|have|get)\s+(?P<x>.+?)\s+(?:hold|wear|carry|get|put\s+on)\s+(?P<y>(?:a|an|some|two|three)\s+.+)"
+)
 
 
 def pose_rule(c: ClauseContext) -> Outcome:
@@ -242,7 +253,7 @@ def pose_rule(c: ClauseContext) -> Outcome:
         if m is None:
             continue
         groups = m.groupdict()
-        x = groups.get("x") or groups.get("x2")
+        x = groups.get("x") or groups.get("x2") or ""
         if c.is_image(x) and not c.is_pronoun(x):
             return None
         a = groups.get("a") or groups.get("a2")
@@ -314,7 +325,8 @@ def look_rule(c: ClauseContext) -> Outcome:
 
 _PROPERTY = alternation(PROPERTIES)
 _UP_VERBS = (
-    r"increase|enhance|improve|boost|raise|heighten|strengthen|amplify|intensify|emphasi[sz]e|accentuate|maximi[sz]e|add"
+    r"increase|enhance|improve|boost|raise|heighten|strengthen|amplify|intensify|emphasi[sz]e|accentuate|"
+    r"maximi[sz]e|add"
 )
 _DOWN_VERBS = r"decrease|reduce|lower|lessen|diminish|weaken|soften|minimi[sz]e|tone\s+down|dial\s+down|cut|dim"
 _PROPERTY_RX = rx(
@@ -365,7 +377,9 @@ def count_rule(c: ClauseContext) -> Outcome:
     noun = c.noun(m.group("x") or m.group("x2"))
     if noun is None:
         return None
-    params: dict[str, object] = {"count": "more" if re.match(r"increase|raise|boost|double|triple|add|put|include", verb) else "fewer"}
+    params: dict[str, object] = {
+        "count": "more" if re.match(r"increase|raise|boost|double|triple|add|put|include", verb) else "fewer"
+    }
     if m.group("n"):
         params["to"] = c.restore(m.group("n")).lower()
     if params["count"] == "more":
@@ -425,7 +439,11 @@ _FROM = re.compile(r"\s+from\s+(?:the\s+)?\S.*$", re.IGNORECASE)
 def _resplit(x: str, dest: str | None) -> tuple[str, str | None]:
     """Re-cut object and destination: "the person on the left | to a new position" (the object keeps its own place
     words when a "to …" destination follows), and "X from A | to B" (where it was is not part of the object)."""
-    if dest and re.match(r"(?:on|in|at|near|by|with)\s", dest, re.IGNORECASE) and not _DIRECTION.fullmatch(dest.strip()):
+    if (
+        dest
+        and re.match(r"(?:on|in|at|near|by|with)\s", dest, re.IGNORECASE)
+        and not _DIRECTION.fullmatch(dest.strip())
+    ):
         m = re.search(r"\s(to|towards?|toward|into|onto)\s", " " + dest)
         if m and m.start() > 0:
             x, dest = f"{x} {dest[: m.start() - 1].strip()}", dest[m.start() :].strip()
@@ -460,7 +478,11 @@ def move_rule(c: ClauseContext) -> Outcome:
         dest = dest.strip()
         d = _DIRECTION.fullmatch(dest)
         if d:
-            words = [_DIRECTION_NAMES.get(w.lower(), w.lower()) for w in re.split(r"[\s-]+", d.group("d")) if w.lower() != "far"]
+            words = [
+                _DIRECTION_NAMES.get(w.lower(), w.lower())
+                for w in re.split(r"[\s-]+", d.group("d"))
+                if w.lower() != "far"
+            ]
             direction = " ".join(dict.fromkeys(words))
             params["direction"] = direction
             result = direction
@@ -500,7 +522,8 @@ _VIEW_NAMED = rx(
     r"side|front|rear|back|isometric|wide[\s-]angle|close[\s-]up|closeup|macro|panoramic|first[\s-]person)"
     r"(?:\s+(?:view|angle|shot|perspective))?)(?:\s+(?:of|on)\s+(?P<x>.+))?"
 )
-_ZOOM = rx(r"zoom\s+in(?:\s+(?:on|to|towards?|at)\s+(?P<x>.+?))?(?P<rest>\s+(?:slightly|a\s+bit|a\s+little|more|closer))?"
+_ZOOM = rx(r"zoom\s+in(?:\s+(?:on|to|towards?|at)\s+(?P<x>.+?))?"
+           r"(?P<rest>\s+(?:slightly|a\s+bit|a\s+little|more|closer))?"
            r"|(?:get|move|come)\s+closer\s+(?:to|on)\s+(?P<x2>.+)")  # fmt: skip
 _FOCUS = rx(r"(?:focus|centre|center|frame)\s+(?:more\s+)?(?:the\s+(?:camera|view|shot)\s+)?on\s+(?P<x>.+)")
 
@@ -543,11 +566,14 @@ def _view_target(c: ClauseContext, x: str | None) -> str | None:
 
 
 _CROP = rx(
-    rf"crop(?:\s+out)?(?:\s+(?P<x>.+?))?(?:\s+(?:to|into|as)\s+(?:(?:just|only)\s+)?(?P<y>.+?))?"
+    r"crop(?:\s+out)?(?:\s+(?P<x>.+?))?(?:\s+(?:to|into|as)\s+(?:(?:just|only)\s+)?(?P<y>.+?))?"
     r"|(?:trim|cut)\s+(?:the\s+)?(?P<edges>edges|borders?|margins?|sides)(?:\s+off)?(?:\s+of\s+.+)?"
 )
 _EDGES = re.compile(r"(?:the\s+)?(?:edges|borders?|margins?|sides|corners)(?:\s+of\s+.+)?", re.IGNORECASE)
-_SHAPE = re.compile(r"(?:a\s+|an\s+)?(?P<s>square|circle|portrait|landscape|\d+\s*:\s*\d+|widescreen)(?:\s+(?:format|shape|aspect(?:\s+ratio)?|crop))?", re.IGNORECASE)
+_SHAPE = re.compile(
+    r"(?:a\s+|an\s+)?(?P<s>square|circle|portrait|landscape|\d+\s*:\s*\d+|widescreen)(?:\s+(?:format|shape|aspect(?:\s+ratio)?|crop))?",
+    re.IGNORECASE,
+)
 
 
 def crop_rule(c: ClauseContext) -> Outcome:
@@ -575,7 +601,9 @@ def crop_rule(c: ClauseContext) -> Outcome:
 
 # ------------------------------------------------------------------------------------------------------------ style
 
-_STYLE_OF = rx(r".*?\b(?:in|into|with)\s+(?:the\s+|an?\s+)?(?:art\s+)?style\s+of\s+(?:an?\s+|the\s+)?(?P<y>.+?)(?:\s+(?:painting|art|artwork))?")
+_STYLE_OF = rx(
+    r".*?\b(?:in|into|with)\s+(?:the\s+|an?\s+)?(?:art\s+)?style\s+of\s+(?:an?\s+|the\s+)?(?P<y>.+?)(?:\s+(?:painting|art|artwork))?"
+)
 _STYLE_NAMED = rx(
     r"(?P<verb>transform|turn|convert|change|make|render|redraw|repaint|restyle|stylise|stylize|apply|give|redo|recreate|"
     r"reimagine|draw|paint|present|reinterpret|switch|set|adopt|use)\s+(?:(?P<x>.+?)\s+)?(?:(?:in)?to|into|as|in|with|"
@@ -619,7 +647,11 @@ def style_rule(c: ClauseContext) -> Outcome:
         y = c.restore(groups["y"]).strip(" .")
         if needs_style_word and not is_style(y):
             continue
-        if pattern is _STYLE_NAMED and groups.get("verb", "").lower() in ("switch", "set", "adopt", "use") and not is_style(y):
+        if (
+            pattern is _STYLE_NAMED
+            and groups.get("verb", "").lower() in ("switch", "set", "adopt", "use")
+            and not is_style(y)
+        ):
             continue
         x = groups.get("x") or groups.get("x2")
         y = re.sub(r"^(?:an?|the)\s+", "", y, flags=re.IGNORECASE)
@@ -662,7 +694,9 @@ _EDIT_VERB = (
     r"de-?age|animate|freeze|melt|light\s+up|fill\s+out|dim|calm|sharpen\s+up|update|redesign|decorate|enrich)"
 )
 _GENERIC = rx(rf"(?P<verb>{_EDIT_VERB})\s+(?P<rest>.+)")
-_MORE_LESS = rx(r"make\s+(?P<x>.+?)\s+(?P<y>(?:much\s+|a\s+bit\s+|slightly\s+|even\s+)?(?:more|less)\s+[a-z-]+(?:\s+and\s+(?:more|less)\s+[a-z-]+)?)")
+_MORE_LESS = rx(
+    r"make\s+(?P<x>.+?)\s+(?P<y>(?:much\s+|a\s+bit\s+|slightly\s+|even\s+)?(?:more|less)\s+[a-z-]+(?:\s+and\s+(?:more|less)\s+[a-z-]+)?)"
+)
 _TARGET_END = re.compile(
     r"\s+(?:to|so|for|by|into|with|while|across|slightly|subtly|more|less|further|farther|somewhat|a\s+bit|"
     r"a\s+little|very|over|towards?|toward|until|as|from|along|around|through|beyond|and)\b.*$",

@@ -546,7 +546,8 @@ _FILL = rx(r"fill\s+(?P<t>.+?)\s+(?:up\s+)?with\s+(?P<y>.+)")
 
 
 def addition_rule(c: ClauseContext) -> Outcome:
-    """add a hat to the dog / insert a lamp next to the sofa / add a red car in the center / fill the cup with coffee."""
+    """add a hat to the dog / insert a lamp next to the sofa / add a red car in the center / fill the cup with
+    coffee."""
     m = _FILL.fullmatch(c.text)
     if m:
         return [_addition(c, m.group("y"), "in", m.group("t"))]

@@ -22,9 +22,11 @@ def _words(*groups: str) -> tuple[str, ...]:
 
 def alternation(words: Iterable[str]) -> str:
     """A regex alternation of `words`, longest first, spaces matching any whitespace or a hyphen."""
-    return "(?:" + "|".join(
-        re.escape(w).replace(r"\ ", r"[\s-]+") for w in sorted(set(words), key=len, reverse=True)
-    ) + ")"
+    return (
+        "(?:"
+        + "|".join(re.escape(w).replace(r"\ ", r"[\s-]+") for w in sorted(set(words), key=len, reverse=True))
+        + ")"
+    )
 
 
 #: Materials an object can be made of (nouns; "out of glass").

@@ -121,9 +121,9 @@ def build_system_prompt(table: Mapping[str, SubtaskSpec]) -> str:
 _KIND_NOTES: tuple[tuple[frozenset[str], str], ...] = (
     (
         frozenset({"attribute_edit"}),
-        '  attribute_edit: params {"attribute": "material" | "expression" | "pose" | "orientation" | "texture" | "size" |'
-        ' "appearance" | another property}; for size, result "larger" or "smaller" and {"scale": number} when the'
-        ' user gave one ("four times larger" → 4, "half its size" → 0.5, "20% bigger" → 1.2).',
+        '  attribute_edit: params {"attribute": "material" | "expression" | "pose" | "orientation" | "texture" |'
+        ' "size" | "appearance" | another property}; for size, result "larger" or "smaller" and {"scale": number}'
+        ' when the user gave one ("four times larger" → 4, "half its size" → 0.5, "20% bigger" → 1.2).',
     ),
     (
         frozenset({"object_move"}),
@@ -132,7 +132,7 @@ _KIND_NOTES: tuple[tuple[frozenset[str], str], ...] = (
     ),
     (
         frozenset({"style_transfer", "changing_scenery"}),
-        "  style_transfer is an artistic style of the whole image (\"make it look like a Van Gogh painting\" → result"
+        '  style_transfer is an artistic style of the whole image ("make it look like a Van Gogh painting" → result'
         ' "van gogh painting"); seasons, weather and time of day are changing_scenery.',
     ),
     (

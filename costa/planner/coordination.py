@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from costa.planner.clauses import QUOTE
+from costa.planner.lexicon import PROPERTIES
 from costa.planner.phrases import ClauseContext, Draft
 from costa.types import Unsupported
 
@@ -96,7 +97,9 @@ def plan_coordinated(context: ClauseContext, apply: Apply) -> list[Draft] | None
         return None
     kind = next(iter(kinds))
     drafts = [d for o in outcomes for d in o]
-    if any(d.target is not None and _BARE_DETERMINER.fullmatch(d.target) for d in drafts):
+    if any(d.target is not None and (_BARE_DETERMINER.fullmatch(d.target) or d.target in PROPERTIES) for d in drafts):
+        return None  # "adjust the number and arrangement of the snacks": the conjuncts are properties, not objects
+    if kind in ("attribute_edit", "object_move") and any(d.target is None and not d.pronoun for d in drafts):
         return None
     if kind in _NO_RESULT_KINDS:
         if not explicit and not all(_DEFINITE.match(p.strip()) for p in parts[1:]):

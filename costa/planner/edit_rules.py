@@ -223,6 +223,7 @@ _POSE_PATTERNS = (
     rx(rf"(?:make|let|have|get)\s+(?P<x>.+?)\s+(?P<a>(?:{_ACTION})(?:s|es)?\b.*)"),
     rx(
         r"(?:change|alter|modify|adjust|switch|set|fix)\s+(?:the\s+)?(?:pose|posture|stance|gesture|body\s+position|"
+        r"action|activity|body\s+language|"
         r"position\s+of\s+(?:the\s+)?(?:arms?|legs?|hands?|head|body|feet|tail))\s+of\s+(?P<x>.+?)"
         r"(?:\s+(?:to|into|so\s+(?:that\s+)?)\s*(?:a\s+|an\s+)?(?P<a>.+?)(?:\s+pose)?)?"
         r"|(?:change|alter|modify|adjust|switch|set|fix)\s+(?P<x2>.+?)(?:'s|’s)\s+(?:pose|posture|stance|gesture|"
@@ -265,7 +266,7 @@ def pose_rule(c: ClauseContext) -> Outcome:
 
 _ROTATE = rx(
     r"(?:rotate|turn|spin|twist|tilt|flip|reorient|angle)\s+(?P<x>.+?)"
-    r"(?P<rest>\s+(?:around|round|sideways|upside\s+down|over|to\s+face\b.*|so\s+(?:that\s+)?(?:it|they)\s+(?:faces?|points?)\b.*|"
+    r"(?P<rest>\s+(?:around|round|sideways|upside\s+down|over|to\s+face\b.*|to\s+(?:run|point|lie|sit|stand)\b.*|so\s+(?:that\s+)?(?:it|they)\s+(?:faces?|points?)\b.*|"
     r"(?:by\s+)?\d+\s*(?:degrees|°).*|(?:clockwise|counter-?clockwise|anticlockwise|slightly|a\s+bit|a\s+little|"
     r"to\s+the\s+(?:left|right)|left|right)(?:\s+.*)?))?"
 )
@@ -387,6 +388,20 @@ def count_rule(c: ClauseContext) -> Outcome:
     return [Draft("object_removal", noun, None, params)]
 
 
+_COVER = rx(
+    r"(?:partially\s+|partly\s+|completely\s+)?(?:obscure|cover|hide|block|shade|surround)\s+(?P<t>.+?)\s+"
+    r"(?:with|by|using|behind)\s+(?P<y>.+)"
+)
+
+
+def cover_rule(c: ClauseContext) -> Outcome:
+    """partially obscure the sun with rocks / cover the table with a cloth → object_addition over the target."""
+    m = _COVER.fullmatch(c.text)
+    if m is None or c.is_image(m.group("t")):
+        return None
+    return [Draft("object_addition", c.noun(m.group("t")), c.noun(m.group("y")), {"relation": "over"})]
+
+
 # ---------------------------------------------------------------------------------------------------------- move
 
 _MOVE_VERB = (
@@ -436,6 +451,11 @@ _POSE_DEST = re.compile(rf"(?:to|into)\s+(?:a\s+)?(?P<p>{alternation(POSE_WORDS)
 _FROM = re.compile(r"\s+from\s+(?:the\s+)?\S.*$", re.IGNORECASE)
 
 
+_MOVE_WORD = re.compile(
+    r"\s(?:to|towards?|toward|into|onto|further|farther|closer|nearer|away|back|up|down|left|right)\b", re.IGNORECASE
+)
+
+
 def _resplit(x: str, dest: str | None) -> tuple[str, str | None]:
     """Re-cut object and destination: "the person on the left | to a new position" (the object keeps its own place
     words when a "to …" destination follows), and "X from A | to B" (where it was is not part of the object)."""
@@ -444,7 +464,7 @@ def _resplit(x: str, dest: str | None) -> tuple[str, str | None]:
         and re.match(r"(?:on|in|at|near|by|with)\s", dest, re.IGNORECASE)
         and not _DIRECTION.fullmatch(dest.strip())
     ):
-        m = re.search(r"\s(to|towards?|toward|into|onto)\s", " " + dest)
+        m = _MOVE_WORD.search(" " + dest)
         if m and m.start() > 0:
             x, dest = f"{x} {dest[: m.start() - 1].strip()}", dest[m.start() :].strip()
     return _FROM.sub("", x), dest
@@ -465,6 +485,8 @@ def move_rule(c: ClauseContext) -> Outcome:
             return None  # "place a cup on the table" adds a cup
         if verb in ("arrange",) and not dest:
             return None
+        if verb == "reorient" and not _FROM.search(x):
+            return None  # "reorient the stream to run diagonally" turns it (orientation_rule)
     if _CAMERA.match(x):
         return None  # "move the camera to the left" is a viewpoint change
     x, dest = _resplit(x, dest)
@@ -502,7 +524,8 @@ def move_rule(c: ClauseContext) -> Outcome:
 
 _VIEW_NOUN = (
     r"(?:camera(?:\s+(?:angle|view|position|perspective|placement|height|shot))?|angle|perspective|viewpoint|"
-    r"view(?:ing)?\s+angle|point\s+of\s+view|pov|vantage\s+point|camera's\s+angle|framing|shot|lens|view)"
+    r"view(?:ing)?\s+angle|point\s+of\s+view|pov|vantage\s+point|camera's\s+angle|framing|shot|lens|view|"
+    r"focus|focal\s+point|depth\s+of\s+field)"
 )
 _VIEW_CHANGE = rx(
     r"(?:change|adjust|alter|modify|shift|rotate|tilt|lower|raise|move|reposition|switch|set|turn|pan|angle|swing|"
@@ -667,6 +690,7 @@ def style_rule(c: ClauseContext) -> Outcome:
 __all__ = [
     "STYLES",
     "count_rule",
+    "cover_rule",
     "crop_rule",
     "expression_rule",
     "look_rule",

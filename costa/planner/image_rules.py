@@ -11,6 +11,7 @@ import re
 from costa.colours import parse_colour
 from costa.planner.edit_rules import (
     count_rule,
+    cover_rule,
     crop_rule,
     expression_rule,
     generic_edit_rule,
@@ -76,6 +77,8 @@ def deblur_rule(c: ClauseContext) -> Outcome:
     if m is None:
         return None
     x = m.group("x") or m.group("y") or m.group("z") or m.group("w")
+    if x:
+        x = re.sub(r"\s+for\s+.*$", "", x, flags=re.IGNORECASE)  # "sharpen the image for a sharper presentation"
     return [Draft("image_deblurring", None if c.is_image(x) or c.is_pronoun(x) else c.noun(x))]
 
 
@@ -219,6 +222,9 @@ _ADJUST_WORDS: dict[str, str] = {
     "lighter": "brighter",
     "darker": "darker",
     "dimmer": "darker",
+    "sunlit": "brighter",
+    "sunnier": "brighter",
+    "bright": "brighter",
     "warmer": "warmer",
     "cooler": "cooler",
     "colder": "cooler",
@@ -286,7 +292,7 @@ _UP = re.compile(r"increase|raise|boost|enhance|add|improve|heighten|strengthen|
 
 _LIGHTING = rx(
     r"(?:adjust|change|modify|alter|set|tweak|fix|balance|rebalance|correct)\s+(?:the\s+)?(?:overall\s+)?"
-    r"(?:lighting|light|lights|illumination|brightness|exposure|contrast|saturation|warmth|tones?|"
+    r"(?:(?:scene|image|photo|picture)(?:'s|’s)?\s+)?(?:lighting|light|lights|illumination|brightness|exposure|contrast|saturation|warmth|tones?|"
     r"colou?r\s+(?:tone|temperature|balance|grading)|colou?rs?\s+and\s+lighting|lighting\s+and\s+colou?rs?)"
     r"(?:\s+(?:of|in|on|across|around|for)\s+(?P<x>.+?))?"
     rf"(?:\s+(?:to\s+(?:be|look|appear|become)\s+|so\s+(?:it|they)\s+(?:is|are|looks?)\s+)?{_MOD}(?P<adj>{_ADJ}))?"
@@ -655,6 +661,7 @@ IMAGE_RULES = (
     property_rule,
     look_rule,
     replacement_rule,
+    cover_rule,
     removal_rule,
     detection_rule,
     addition_rule,

@@ -75,7 +75,7 @@ PROPERTIES = _words(
     "length width height transparency opacity shine glossiness reflection reflections reflectivity shadow shadows",
     "shading age hairstyle hair_style hair_length hair material expression posture pose outline curvature spacing",
     "clarity_of_detail definition luminosity glow sparkle wetness roughness smoothness size_and_shape form volume",
-    "emphasis appearance look structure arrangement silhouette contour",
+    "emphasis appearance look structure arrangement silhouette contour number layout",
 )
 #: Artistic styles, media and artists that make a phrase a style ("a Van Gogh painting", "anime").
 STYLES = _words(

@@ -266,9 +266,10 @@ def pose_rule(c: ClauseContext) -> Outcome:
 
 _ROTATE = rx(
     r"(?:rotate|turn|spin|twist|tilt|flip|reorient|angle)\s+(?P<x>.+?)"
-    r"(?P<rest>\s+(?:around|round|sideways|upside\s+down|over|to\s+face\b.*|to\s+(?:run|point|lie|sit|stand)\b.*|so\s+(?:that\s+)?(?:it|they)\s+(?:faces?|points?)\b.*|"
+    r"(?P<rest>\s+(?:around|round|sideways|upside\s+down|over|to\s+face\b.*|to\s+(?:run|point|lie|sit|stand)\b.*|"
+    r"so\s+(?:that\s+)?(?:it|they)\s+(?:faces?|points?)\b.*|"
     r"(?:by\s+)?\d+\s*(?:degrees|°).*|(?:clockwise|counter-?clockwise|anticlockwise|slightly|a\s+bit|a\s+little|"
-    r"to\s+the\s+(?:left|right)|left|right)(?:\s+.*)?))?"
+    r"to\s+the\s+(?:left|right))(?:\s+.*)?))?"
 )
 _ORIENTATION = rx(
     r"(?:change|alter|modify|adjust|switch|set|fix)\s+(?:the\s+)?(?:\S+\s+)?(?:orientation|direction|angle|rotation|"

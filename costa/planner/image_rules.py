@@ -292,7 +292,7 @@ _UP = re.compile(r"increase|raise|boost|enhance|add|improve|heighten|strengthen|
 
 _LIGHTING = rx(
     r"(?:adjust|change|modify|alter|set|tweak|fix|balance|rebalance|correct)\s+(?:the\s+)?(?:overall\s+)?"
-    r"(?:(?:scene|image|photo|picture)(?:'s|’s)?\s+)?(?:lighting|light|lights|illumination|brightness|exposure|contrast|saturation|warmth|tones?|"
+    r"(?:(?:scene|image|photo|picture|environment|room|setting)(?:'s|’s)?\s+)?(?:lighting|light|lights|illumination|brightness|exposure|contrast|saturation|warmth|tones?|"
     r"colou?r\s+(?:tone|temperature|balance|grading)|colou?rs?\s+and\s+lighting|lighting\s+and\s+colou?rs?)"
     r"(?:\s+(?:of|in|on|across|around|for)\s+(?P<x>.+?))?"
     rf"(?:\s+(?:to\s+(?:be|look|appear|become)\s+|so\s+(?:it|they)\s+(?:is|are|looks?)\s+)?{_MOD}(?P<adj>{_ADJ}))?"

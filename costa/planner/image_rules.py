@@ -11,19 +11,14 @@ import re
 from costa.colours import parse_colour
 from costa.planner.edit_rules import (
     count_rule,
-    cover_rule,
-    crop_rule,
     expression_rule,
     generic_edit_rule,
     look_rule,
     material_rule,
-    move_rule,
     orientation_rule,
     pose_rule,
     property_rule,
     size_rule,
-    style_rule,
-    viewpoint_rule,
 )
 from costa.planner.phrases import (
     ClauseContext,
@@ -35,6 +30,7 @@ from costa.planner.phrases import (
     rx,
     split_trailing_colour,
 )
+from costa.planner.view_rules import cover_rule, crop_rule, move_rule, style_rule, viewpoint_rule
 
 _IMAGE = (
     r"(?:(?:the\s+|this\s+|that\s+|my\s+)?(?:whole\s+|entire\s+)?(?:image|photo|picture|photograph|pic|scene|frame|"

@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from costa.llm_client import Message, quote_data
@@ -42,7 +43,7 @@ _EXAMPLE_PLAN = (
 _EXAMPLE_KINDS = frozenset({"object_replacement", "object_recoloration", "text_removal"})
 
 
-def _kinds_in(kinds: frozenset[str], table: Mapping[str, SubtaskSpec]) -> str:
+def _kinds_in(kinds: AbstractSet[str], table: Mapping[str, SubtaskSpec]) -> str:
     return ", ".join(k for k in table if k in kinds)
 
 

@@ -14,9 +14,15 @@ def main() -> None:
     import atexit
     import shutil
 
-    from costa.config import Settings
+    from costa.config import Settings, listen_address
+    from costa.errors import InputError
 
-    settings = Settings.from_env()
+    try:  # before Gradio is imported: it reads GRADIO_SERVER_PORT itself and would fail with a traceback
+        settings = Settings.from_env()
+        host, port = listen_address()
+    except InputError as e:  # a bad setting is a one-line message and exit code 2, never a traceback
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
     # Gradio's upload/download cache goes under COSTA_HOME/tmp, named for this process, so it is removed at exit and,
     # if this process is killed, by the next start (before gradio is imported: it reads the folder from here)
     from costa.session.runtime import RUN_PREFIX
@@ -39,8 +45,8 @@ def main() -> None:
     demo = build_ui(services, core)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so exit handlers remove per-session temporary files
     demo.queue(**queue_kwargs(services)).launch(
-        server_name=os.environ.get("COSTA_HOST", "127.0.0.1"),
-        server_port=int(os.environ.get("COSTA_PORT", "7860")),
+        server_name=host,
+        server_port=port,
         **launch_kwargs(services, core),
     )
 

@@ -75,19 +75,14 @@ def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tup
     """
     from costa.config import Settings
     from costa.errors import PlanningError
-    from costa.events import ClarificationNeeded, ErrorEvent, LlmCall, PlannerFallback, PlanReady
+    from costa.events import ClarificationNeeded, ErrorEvent, LlmCall, PlannerFallback, PlanReady, drain
     from costa.planner import plan_instruction
 
     settings = settings or Settings.from_env()
     events: list = []
-    ready = False
-    gen = plan_instruction(settings, instruction, image)
-    while True:
-        try:
-            ev = next(gen)
-        except StopIteration as stop:
-            plan = stop.value
-            break
+
+    def see(ev) -> None:
+        ready = any(isinstance(e, PlanReady) for e in events)  # an error after the plan is the turn's, not ours
         events.append(ev)
         if isinstance(ev, LlmCall):
             print(f"llm   {_describe_llm_call(ev)}", file=notes)
@@ -95,10 +90,10 @@ def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tup
             print(f"planner fallback: {ev.reason}", file=notes)
         elif isinstance(ev, ClarificationNeeded):
             raise PlanningError(ev.question)
-        elif isinstance(ev, PlanReady):
-            ready = True
         elif isinstance(ev, ErrorEvent) and not ready:
             raise InputError(ev.message)
+
+    plan = drain(plan_instruction(settings, instruction, image), see)
     if plan is None:  # plan_instruction always says why first; this guards a future event type
         raise PlanningError("no plan could be made from this instruction")
     return plan, events

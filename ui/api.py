@@ -8,7 +8,6 @@ id; ids are unguessable and, when login is on, bound to the signed-in user.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -73,7 +72,10 @@ def report(view: TurnView, session_id: str, notes: tuple[str, ...] = ()) -> dict
 
 def app_url() -> str:
     """Where this app listens (for the API tab's example)."""
-    return f"http://{os.environ.get('COSTA_HOST', '127.0.0.1')}:{os.environ.get('COSTA_PORT', '7860')}"
+    from costa.config import listen_address
+
+    host, port = listen_address()
+    return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
 
 
 def build_api_tab() -> None:

@@ -44,6 +44,7 @@ def run_edit(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int:
+    from costa.eventlog import event_to_dict
     from costa.images import load_mask, parse_point
     from costa.session.turns import TurnOptions, check_instruction
 
@@ -74,7 +75,7 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
             if ev is None:
                 continue
             if events_file is not None:
-                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
+                events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
             _print_event(ev, args.quiet, ledger, out)
     finally:
         if events_file is not None:
@@ -159,17 +160,3 @@ def _print_ledger(ledger: list[Any], done: Any, out: TextIO) -> None:
         f"(checks + search + I/O {done.seconds - done.tool_seconds:.3f} s)",
         file=out,
     )
-
-
-def _jsonable(ev: Any) -> dict[str, Any]:
-    import dataclasses
-
-    d: dict[str, Any] = {"kind": ev.kind}
-    for f in dataclasses.fields(ev):
-        v = getattr(ev, f.name)
-        if f.name == "image":
-            v = None if v is None else list(v.shape)
-        elif f.name == "plan":
-            v = v.model_dump()
-        d[f.name] = v
-    return d

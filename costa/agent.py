@@ -19,6 +19,7 @@ from costa.checks import CheckContext, check_step
 from costa.errors import GroundingError, InputError, ToolError
 from costa.events import ErrorEvent, Event, PlanReady, SubgraphBuilt, SubtaskDone, TurnDone
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
+from costa.planner.validate import plan_param_problems
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
 from costa.types import Box, EditState, Mask, Plan, Point, Subtask, ToolSpec
@@ -176,6 +177,9 @@ def run_turn(
     region = region or UserRegion()
     state = EditState(image)  # validates the image
     region.validate(state.width, state.height)
+    problems = plan_param_problems(plan, services.tables)
+    if problems:  # refused before any tool runs, naming the value and its declared range
+        raise InputError("the plan's parameters cannot be used: " + "; ".join(problems))
     yield PlanReady(plan)
     if not plan.subtasks:
         reasons = "; ".join(f"{u.text!r}: {u.reason}" for u in plan.unsupported) or "no edit was recognised"

@@ -91,6 +91,16 @@ class _Executor:
             text += ". " + " ".join(f"{a}." for a in self.advice)
         return text
 
+    def call_tool(
+        self, tool_id: str, tool: Any, before: EditState, subtask: Subtask, params: dict[str, Any]
+    ) -> tuple[Any, float]:
+        """Run one tool: (its output, or the `ToolError` it raised, and wall seconds). Benchmarks may replay runs."""
+        t0 = time.perf_counter()
+        try:
+            return tool(before, subtask, params), time.perf_counter() - t0
+        except ToolError as e:
+            return e, time.perf_counter() - t0
+
     def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
         tables = self.services.tables
         spec = tables.tools[node.tool]
@@ -105,13 +115,10 @@ class _Executor:
             tool.ensure_loaded()  # loading a model once per process is not the tool's per-call cost
         except ToolError as e:
             return Outcome(0.0, 0.0, error=f"{node.tool}: {e}")
-        t0 = time.perf_counter()
-        try:
-            output = tool(before, subtask, params)
-        except ToolError as e:
-            self._record(node.tool, e)
-            return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
-        seconds = time.perf_counter() - t0
+        output, seconds = self.call_tool(node.tool, tool, before, subtask, params)
+        if isinstance(output, ToolError):
+            self._record(node.tool, output)
+            return Outcome(seconds, 0.0, error=f"{node.tool}: {output}")
         after = before.with_output(output)
         try:
             verdict = check_step(self.ctx, tables.subtasks[node.kind], subtask, spec.outputs, before, after, output)
@@ -160,6 +167,8 @@ def run_turn(
     threshold: float | None = None,
     region: UserRegion | None = None,
     lazy: bool = True,
+    mode: str | None = None,
+    runtime: Any = None,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
 
@@ -168,7 +177,15 @@ def run_turn(
         threshold: quality a step's check must reach, in [0, 1] (default from settings).
         region: boxes/masks/points the user supplied.
         lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
+        mode: "lazy" / "eager" (whole-plan A*) or "fast-slow" (FaSTA*: learned subroutines first, local A* on
+            failure; `runtime` is its `costa.subroutines.executor.FastSlowRuntime`, built from settings when None).
     """
+    if mode == "fast-slow":
+        from costa.subroutines.executor import run_fast_slow
+
+        yield from run_fast_slow(services, image, plan, alpha, threshold, region, runtime)
+        return
+    lazy = lazy if mode is None else mode != "eager"
     t_start = time.perf_counter()
     alpha = services.settings.alpha if alpha is None else alpha
     threshold = services.settings.threshold if threshold is None else threshold

@@ -39,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
         help="a click on the target in pixels (repeatable); add ',neg' for a click on background",
     )
     e.add_argument("--eager", action="store_true", help="run every successor on expansion (benchmark baseline)")
+    e.add_argument(
+        "--mode",
+        choices=("lazy", "eager", "fast-slow"),
+        default=None,
+        help="search mode: lazy A* (default), eager A* (published), fast-slow (FaSTA*: learned subroutines first)",
+    )
     e.add_argument("--events", help="also write every event as JSON lines to this file")
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
 
@@ -77,6 +83,12 @@ def _parser() -> argparse.ArgumentParser:
     ba.add_argument("--first-runs", type=int, default=10, help="edits timed to their first streamed event")
     ba.add_argument("--clients", type=int, default=8, help="clients editing at once")
     ba.add_argument("--edits", type=int, default=5, help="edits per client")
+    bf = bsub.add_parser("fasta", help="FaSTA* fast-slow vs eager and lazy A* on a learning task stream")
+    bf.add_argument("--small", action="store_true", help="30 training and 12 evaluation tasks (for tests)")
+    bf.add_argument("--seed", type=int, default=0)
+    from costa.subroutines.commands import add_parsers
+
+    add_parsers(sub)
     return p
 
 
@@ -232,7 +244,8 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     done: TurnDone | None = None
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     try:
-        for ev in run_turn(services, image, plan, args.alpha, args.threshold, region, lazy=not args.eager):
+        mode = args.mode or ("eager" if args.eager else "lazy")
+        for ev in run_turn(services, image, plan, args.alpha, args.threshold, region, mode=mode):
             if events_file is not None:
                 events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
             if isinstance(ev, ToolFinished):
@@ -263,6 +276,10 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
                     f"{ev.quality:.2f} — {ev.result}",
                     file=out,
                 )
+            elif ev.kind in ("rule_hit", "fallback", "induction_done") and not args.quiet:
+                from costa.subroutines.commands import describe_event
+
+                print(describe_event(ev), file=out)
             elif isinstance(ev, ErrorEvent):
                 print(f"error: {ev.message}", file=sys.stderr)
             elif isinstance(ev, TurnDone):
@@ -343,6 +360,9 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     ]
     if uncovered:
         print(f"subtasks with no ready tool: {', '.join(uncovered)}", file=out)
+    from costa.subroutines.commands import print_estimates
+
+    print_estimates(out)
     return EXIT_OK
 
 
@@ -376,6 +396,10 @@ def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
         from costa.bench.planner_bench import format_planner_report, run_planner_bench
 
         print(format_planner_report(run_planner_bench(args.data)), file=out)
+    elif args.bench == "fasta":
+        from costa.bench.fasta_bench import run_fasta_bench
+
+        print(run_fasta_bench(small=args.small, seed=args.seed), file=out)
     elif args.bench == "app":
         from costa.bench.app_bench import run_app_bench
 
@@ -387,7 +411,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
+    from costa.subroutines.commands import cmd_mine, cmd_rules
+
     handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench}
+    handlers |= {"mine": cmd_mine, "rules": cmd_rules}
     try:
         return handlers[args.command](args, out)
     except CostaError as e:

@@ -80,6 +80,8 @@ class FastSlowRuntime:
     k: int = INDUCE_EVERY
     induce: Callable[[int, FastSlowRuntime], InductionDone | None] | None = None
     executor_class: type[_Executor] = _Executor
+    #: OCR engine the checks use (default the services' one; a benchmark may pass a memoising one).
+    check_reader: Any = None
     _table: RuleTable | None = field(default=None, repr=False)
 
     @classmethod
@@ -274,7 +276,7 @@ def run_fast_slow(
         yield ErrorEvent("nothing to do: no edit was recognised")
         yield TurnDone(time.perf_counter() - t0, 0.0, 0, 0.0, None, ok=False)
         return
-    executor = runtime.executor_class(services, plan, region, CheckContext(reader=services.reader))
+    executor = runtime.executor_class(services, plan, region, CheckContext(reader=runtime.check_reader or services.reader))
     state = TurnState(edit)
     spent, runs, quality = 0.0, 0, 1.0
     results: dict[str, str] = {}

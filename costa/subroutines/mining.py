@@ -37,6 +37,8 @@ MIN_RATE = 0.9
 IMAGE_SAMPLES = 25
 TEXT_SAMPLES = 20
 MAX_REFINEMENTS = 2
+#: Proposals verified per induction round (best supported first).
+MAX_CANDIDATES = 8
 #: Traces considered by one induction (the most recent).
 WINDOW = 2000
 
@@ -259,11 +261,18 @@ def verify(
     return bool(pairs) and changed > 0 and b < 0, evidence, pairs
 
 
+def _benefit(old: SampleResult, new: SampleResult) -> float:
+    """B of one sample: ΔC% − ΔQ% (negative: the proposal helped there)."""
+    d_c = 100.0 * (new.seconds - old.seconds) / old.seconds if old.seconds > 0 else 0.0
+    d_q = 100.0 * (new.quality - old.quality) / old.quality if old.quality > 0 else (100.0 if new.quality else 0.0)
+    return d_c - d_q
+
+
 def refine(candidate: Candidate, pairs: Sequence[tuple[Any, SampleResult, SampleResult]]) -> Candidate | None:
     """Tighten a rejected "add"/"modify" proposal so it no longer fires where it did worse than the table."""
     if candidate.action == "retire":
         return None
-    outcomes = [(n.quality >= o.quality and n.seconds <= o.seconds * 1.05 and n.ok, n.features) for _, o, n in pairs if o is not n]
+    outcomes = [(n.ok and _benefit(o, n) < 0, n.features) for _, o, n in pairs if o is not n]
     found = best_condition(outcomes, min_support=2, min_rate=0.9)
     if found is None:
         return None
@@ -299,14 +308,26 @@ def induce_and_verify(tasks: int, runtime: Any, alpha: float = 1.0, seed: int = 
     if llm is not None:
         more, _calls = induce_llm(llm, traces, table, runtime.services.tables)
         candidates += more
+    # A proposal verification rejected is not re-verified until its support has doubled (the published trigger
+    # re-fired on every run); the best-supported proposals go first, at most MAX_CANDIDATES per round.
+    rejected: dict[str, int] = {}
+    for p in runtime.log.proposals():
+        if not p.accepted and p.refinement == 0:
+            rejected[p.rule.key()] = max(rejected.get(p.rule.key(), 0), p.rule.support)
+    candidates = [c for c in candidates if c.rule.key() not in rejected or c.rule.support >= 2 * rejected[c.rule.key()]]
+    candidates.sort(key=lambda c: (-c.rule.support, c.rule.id))
+    candidates = candidates[:MAX_CANDIDATES]
     sampler = getattr(runtime, "sampler", None) or default_sampler
+    drawn: dict[str, list[Any]] = {}
     runner = SampleRunner(runtime, alpha)
     cache: dict[tuple[str, str], SampleResult] = {}
     accepted: list[tuple[str, Rule]] = []
     offset = getattr(runtime, "sample_offset", 0)
     for cand in candidates:
         n = TEXT_SAMPLES if is_text_kind(runtime.services.tables, cand.rule.kind) else IMAGE_SAMPLES
-        samples = sampler(cand.rule.kind, n, seed, offset + tasks * 7)
+        if cand.rule.kind not in drawn:  # fresh samples per round, shared by that round's proposals of a kind
+            drawn[cand.rule.kind] = sampler(cand.rule.kind, n, seed, offset + tasks * 40)
+        samples = drawn[cand.rule.kind]
         current = cand
         for refinement in range(MAX_REFINEMENTS + 1):
             ok, evidence, pairs = verify(current, table, samples, runner, cache)

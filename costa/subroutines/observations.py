@@ -238,9 +238,10 @@ class ObservationLog:
         return RuleTable(rules, self.table_version() if version is None else version)
 
     def _retired_shipped(self, version: int | None) -> set[str]:
-        sql = "SELECT rule_id, action FROM subroutine_rules" + (" WHERE table_version <= ?" if version else "")
+        where = version is not None
+        sql = "SELECT rule_id, action FROM subroutine_rules" + (" WHERE table_version <= ?" if where else "")
         with self._db() as db:
-            rows = db.execute(sql + " ORDER BY id", (version,) if version else ()).fetchall()
+            rows = db.execute(sql + " ORDER BY id", (version,) if where else ()).fetchall()
         state: dict[str, str] = {}
         for r in rows:
             state[r["rule_id"]] = r["action"]

@@ -25,7 +25,7 @@ class SampleRunner:
         services = self.runtime.services
         region = UserRegion(boxes=(sample.box,)) if sample.box is not None else UserRegion()
         plan = Plan(subtasks=(sample.subtask,))
-        executor = self.runtime.executor_class(services, plan, region, CheckContext(reader=services.reader))
+        executor = self.runtime.executor_class(services, plan, region, CheckContext(reader=self.runtime.check_reader or services.reader))
         features = compute_features(sample.image, sample.subtask, region.boxes)
         gen = run_subtask(
             self.runtime,

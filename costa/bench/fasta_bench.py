@@ -71,7 +71,17 @@ def replay_executor(cache: dict[str, tuple[Outcome, dict[str, Any]]]) -> type[_E
     """An `_Executor` whose runs (tool + check) are measured once per distinct input and replayed from `cache`."""
 
     class ReplayExecutor(_Executor):
+        #: Wall seconds spent inside tool runs and checks (replayed or not), to tell the search's overhead apart.
+        inside = [0.0]
+
         def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
+            t0 = time.perf_counter()
+            try:
+                return self._call(node, parent, attempt)
+            finally:
+                self.inside[0] += time.perf_counter() - t0
+
+        def _call(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
             subtask = self.plan.by_id(node.subtask_id)
             key = "|".join(
                 (
@@ -120,6 +130,7 @@ class TaskRun:
     fast: int = 0
     fallbacks: Counter[str] = field(default_factory=Counter)
     first_fail: int = 0  # subtasks whose first tool choice failed a check
+    overhead: float = 0.0  # wall seconds of search / rule choice / features, tools and checks left out
 
 
 def _plan(services: Services, task: SyntheticTask) -> Plan:
@@ -165,6 +176,7 @@ def run_plan_search(
     def label(n: object) -> tuple[str, str]:
         return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))
 
+    t0, inside0 = time.perf_counter(), ex_cls.inside[0]
     gen = iter_search(
         tg.graph,
         START,
@@ -185,6 +197,7 @@ def run_plan_search(
         except StopIteration as stop:
             result = stop.value
             break
+    overhead = time.perf_counter() - t0 - (ex_cls.inside[0] - inside0)
     first_fail = {o.node.subtask_id for o in result.observations if not o.passed}
     done: dict[str, tuple[str, Any]] = {}
     quality = []
@@ -200,7 +213,10 @@ def run_plan_search(
     else:
         quality = [0.0] * len(plan.subtasks)
     passed = _truth(services, task, plan, done, vcache)
-    return TaskRun(result.spent_seconds, result.executions, len(plan.subtasks), quality, passed, first_fail=len(first_fail))
+    return TaskRun(
+        result.spent_seconds, result.executions, len(plan.subtasks), quality, passed, first_fail=len(first_fail),
+        overhead=overhead,
+    )
 
 
 def run_fast_slow_task(services: Services, task: SyntheticTask, alpha: float, runtime: Any, vcache: dict, name: str) -> TaskRun:
@@ -215,6 +231,7 @@ def run_fast_slow_task(services: Services, task: SyntheticTask, alpha: float, ru
     failed_first: set[str] = set()
     turn: TurnDone | None = None
     hit: dict[str, str] = {}
+    t0, inside0 = time.perf_counter(), runtime.executor_class.inside[0]
     for ev in run_fast_slow(services, task.image, plan, alpha, None, region, runtime, task=name):
         if isinstance(ev, SubtaskDone):
             done[ev.subtask_id] = (ev.result, ev.image)
@@ -230,9 +247,12 @@ def run_fast_slow_task(services: Services, task: SyntheticTask, alpha: float, ru
         elif isinstance(ev, TurnDone):
             turn = ev
     assert turn is not None
+    overhead = time.perf_counter() - t0 - (runtime.executor_class.inside[0] - inside0)
     passed = _truth(services, task, plan, done, vcache)
     q = [quality.get(s.id, 0.0) for s in plan.subtasks]
-    return TaskRun(turn.tool_seconds, turn.executions, len(plan.subtasks), q, passed, fast, fallbacks, len(failed_first))
+    return TaskRun(
+        turn.tool_seconds, turn.executions, len(plan.subtasks), q, passed, fast, fallbacks, len(failed_first), overhead
+    )
 
 
 @dataclass
@@ -257,6 +277,10 @@ class ModeResult:
     @property
     def coverage(self) -> float:
         return sum(r.fast for r in self.runs) / max(1, sum(r.subtasks for r in self.runs))
+
+    @property
+    def overhead(self) -> float:
+        return sum(r.overhead for r in self.runs)
 
     @property
     def executions(self) -> int:
@@ -356,12 +380,15 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
         f"in training (fast-slow as it learned): {sum(r.first_fail for r in train_runs) / max(1, train_sub):.0%}"
     )
     lines.append("")
-    lines.append(f"{'α':>3} {'mode':30} {'tool s':>8} {'runs':>5} {'quality':>7} {'success':>7} {'fast':>5}  fallbacks")
+    lines.append(
+        f"{'α':>3} {'mode':30} {'tool s':>8} {'search s':>8} {'runs':>5} {'quality':>7} {'success':>7} {'fast':>5}"
+        "  fallbacks"
+    )
     for (name, alpha), m in sorted(modes.items(), key=lambda kv: (kv[0][1], kv[0][0] != "eager A*", kv[0][0])):
         fb = ", ".join(f"{k} {v}" for k, v in m.fallbacks().most_common()) if name == "fast-slow" else ""
         cov = f"{m.coverage:5.0%}" if name == "fast-slow" else "    -"
         lines.append(
-            f"{alpha:3g} {name:30} {m.seconds:8.2f} {m.executions:5d} {m.quality:7.3f} {m.success:7.1%} {cov}  {fb}"
+            f"{alpha:3g} {name:30} {m.seconds:8.2f} {m.overhead:8.2f} {m.executions:5d} {m.quality:7.3f} {m.success:7.1%} {cov}  {fb}"
         )
     lines.append("")
     lines.append("learning curve (fast-slow at α=1 on the evaluation stream, table frozen at each checkpoint):")

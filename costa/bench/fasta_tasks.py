@@ -107,7 +107,7 @@ def make_fasta_task(index: int, seed: int = 0, stream: str = "train") -> Synthet
     """Task `index` of `stream` (1–4 subtasks: object, sign or contact-card edits, then maybe an adjustment)."""
     rng = np.random.default_rng(scene_seeds(1, seed, f"fasta-{stream}-{index}")[0])
     scene_seed = int(rng.integers(2**31))
-    family = _pick(rng, ("sign", "sign", "contact", "object", "object", "object"))
+    family = _pick(rng, ("sign", "sign", "contact", "object", "object", "object", "object"))
     budget = int(rng.integers(1, MAX_STEPS))
     text = obj = None
     if family == "object":

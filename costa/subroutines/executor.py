@@ -64,6 +64,7 @@ class SubtaskRun:
     reason: str = ""  # fallback reason ("" when served fast), or why it failed
     features: ContextFeatures | None = None
     tried: str | None = None  # the rule tried first (served it, or failed and fell back); None: no rule applied
+    search_seconds: float = 0.0  # wall seconds of choosing a rule, building the local graph and searching it (no tools)
 
 
 @dataclass
@@ -83,6 +84,13 @@ class FastSlowRuntime:
     #: OCR engine the checks use (default the services' one; a benchmark may pass a memoising one).
     check_reader: Any = None
     _table: RuleTable | None = field(default=None, repr=False)
+    _ready: Callable[[str], bool] | None = field(default=None, repr=False)
+
+    def is_ready(self) -> Callable[[str], bool]:
+        """Which tools may run (asked once per runtime: readiness does not change within a process)."""
+        if self._ready is None:
+            self._ready = self.services.is_ready_fn()
+        return self._ready
 
     @classmethod
     def from_services(cls, services: Any, store: Any = None, induce: bool = True) -> FastSlowRuntime:
@@ -91,9 +99,12 @@ class FastSlowRuntime:
         from costa.subroutines.observations import persist_estimates
 
         store = store or Store(services.settings.home)
+        log = ObservationLog(store, buffered=True)  # written once per turn
         if not isinstance(services.estimates, StoredEstimates):
             persist_estimates(services, store)
-        runtime = cls(services, ObservationLog(store), load_shipped_rules(services.tables))
+        assert isinstance(services.estimates, StoredEstimates)
+        services.estimates.log = log
+        runtime = cls(services, log, load_shipped_rules(services.tables))
         if induce:
             from costa.subroutines.mining import induce_and_verify
 
@@ -112,6 +123,7 @@ class FastSlowRuntime:
         """Count one finished task; run induction when K tasks have passed since the last one (once per K)."""
         if self.log is None:
             return None
+        self.log.flush()
         tasks = self.log.bump("tasks")
         last = self.log.counter("induced_at_tasks")
         if tasks - last < self.k or self.induce is None:
@@ -144,7 +156,9 @@ def run_subtask(
     tables = services.tables
     table = table or runtime.table()
     spent, runs = 0.0, 0
+    t_choose = time.perf_counter()
     rule = table.choose(features, alpha)
+    choose_seconds = time.perf_counter() - t_choose
     measured: dict[Hashable, tuple[float, float]] = {}
     fallback_reason = "no rule applies"
     failed_tool: str | None = None
@@ -185,14 +199,24 @@ def run_subtask(
                     Trace(task, subtask.kind, rule.tools, step_total, quality, True, "", feats, "fast", rule.id)
                 )
             return SubtaskRun(
-                subtask, True, current, rule.tools, spent, quality, runs, True, rule.id, "", features, rule.id
+                subtask, True, current, rule.tools, spent, quality, runs, True, rule.id, "", features, rule.id,
+                choose_seconds,
             )
     tried = rule.id if rule else None
     yield Fallback(subtask.id, fallback_reason, tried, failed_tool)
+    t_slow = time.perf_counter()
+    inside = [0.0]  # seconds inside tool runs and their checks, to leave out of the search's own overhead
+
+    def timed(node: StepNode, parent: TurnState, attempt: int) -> Any:
+        t = time.perf_counter()
+        try:
+            return executor(node, parent, attempt)
+        finally:
+            inside[0] += time.perf_counter() - t
     tg = build_subtask_graph(
         tables,
         subtask,
-        services.is_ready_fn(),
+        runtime.is_ready(),
         frozenset(region.artifacts()),
         why_not=lambda t: services.why_not(t) or "ready",
     )
@@ -209,7 +233,7 @@ def run_subtask(
         START,
         GOAL,
         estimate=estimate,
-        execute=executor,
+        execute=timed,
         alpha=alpha,
         threshold=threshold,
         max_attempts=lambda n: tables.tools[n.tool].max_attempts,
@@ -220,6 +244,7 @@ def run_subtask(
     )
     spent += result.spent_seconds
     runs += result.executions
+    overhead = choose_seconds + time.perf_counter() - t_slow - inside[0]
     prefix_seconds: dict[tuple[str, ...], float] = {}
     for obs in result.observations:
         n = obs.node
@@ -231,10 +256,13 @@ def run_subtask(
                 Trace(task, n.kind, n.tools, before + obs.seconds, obs.quality, obs.passed, "", feats, "slow")
             )
     if not result.found:
-        return SubtaskRun(subtask, False, None, (), spent, 0.0, runs, False, None, result.reason, features, tried)
+        return SubtaskRun(
+            subtask, False, None, (), spent, 0.0, runs, False, None, result.reason, features, tried, overhead
+        )
     path = tuple(n.tool for n in result.path)
     return SubtaskRun(
-        subtask, True, result.state, path, spent, result.quality, runs, False, None, fallback_reason, features, tried
+        subtask, True, result.state, path, spent, result.quality, runs, False, None, fallback_reason, features, tried,
+        overhead,
     )
 
 

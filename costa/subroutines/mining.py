@@ -11,7 +11,8 @@ the model, which may propose rules as JSON; every proposal is validated against 
 features are dropped and reported) and then verified like any other.
 
 **Verification** (`verify`): a proposal is run against the current table on fresh samples (25 for image subtasks, 20
-for text ones) and accepted only if B(Δ) = ΔC% − ΔQ% < 0, where ΔC% is the change of total tool-seconds and ΔQ% the
+for text ones) and accepted only if B(Δ) = ΔC% − ΔQ% < 0, where ΔC% is the change of total cost — tool-seconds plus
+the wall seconds of choosing a rule and of the local search (a subtask served fast skips the search) — and ΔQ% the
 change of mean quality (failed subtasks count 0). A rejected proposal is refined up to twice with the samples where
 it did worse as feedback (a condition that excludes them). Every attempt is recorded in the store with its figures.
 """

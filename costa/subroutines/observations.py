@@ -64,17 +64,42 @@ class Proposal:
     evidence: Mapping[str, Any]
 
 
+_INSERT_RUN = (
+    "INSERT INTO tool_runs (created, machine, tool, kind, seconds, quality, passed, features, params)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_TRACE = (
+    "INSERT INTO subtask_traces (created, machine, task, kind, path, seconds, quality, success, reason, features, mode,"
+    " rule_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 class ObservationLog:
     """Reads and writes the observation tables of one store (one short connection per operation)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, buffered: bool = False) -> None:
+        """`buffered`: hold tool runs and traces in memory until `flush` (one transaction per turn, not per run)."""
         self.path = store.path
+        self.buffered = buffered
+        self._runs: list[tuple[Any, ...]] = []
+        self._traces: list[tuple[Any, ...]] = []
+
+    def flush(self) -> None:
+        """Write the buffered tool runs and traces in one transaction."""
+        if not self._runs and not self._traces:
+            return
+        runs, traces = self._runs, self._traces
+        self._runs, self._traces = [], []
+        with self._db(write=True) as db:
+            db.executemany(_INSERT_RUN, runs)
+            db.executemany(_INSERT_TRACE, traces)
 
     @contextmanager
     def _db(self, write: bool = False) -> Iterator[sqlite3.Connection]:
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         db.row_factory = sqlite3.Row
         try:
+            db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints, no fsync per observation
             if write:
                 db.execute("BEGIN IMMEDIATE")
                 try:
@@ -100,25 +125,24 @@ class ObservationLog:
         params: Mapping[str, Any] | None = None,
         machine: str | None = None,
     ) -> None:
-        with self._db(write=True) as db:
-            db.execute(
-                "INSERT INTO tool_runs (created, machine, tool, kind, seconds, quality, passed, features, params)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    time.time(),
-                    machine or machine_kind(),
-                    tool,
-                    kind,
-                    float(seconds),
-                    float(quality),
-                    int(passed),
-                    json.dumps(dict(features or {}), default=str),
-                    json.dumps(dict(params or {}), default=str),
-                ),
-            )
+        row = (
+            time.time(),
+            machine or machine_kind(),
+            tool,
+            kind,
+            float(seconds),
+            float(quality),
+            int(passed),
+            json.dumps(dict(features or {}), default=str),
+            json.dumps(dict(params or {}), default=str),
+        )
+        self._runs.append(row)
+        if not self.buffered:
+            self.flush()
 
     def aggregates(self, machine: str | None = None) -> dict[tuple[str, str], tuple[int, float, float]]:
         """(tool, kind) → (runs, total seconds, total quality) on `machine` (default: this machine's kind)."""
+        self.flush()
         with self._db() as db:
             rows = db.execute(
                 "SELECT tool, kind, COUNT(*) n, SUM(seconds) s, SUM(quality) q FROM tool_runs WHERE machine = ?"
@@ -129,28 +153,27 @@ class ObservationLog:
 
     # ------------------------------------------------------------------------------------------- traces
     def record_trace(self, trace: Trace, machine: str | None = None) -> None:
-        with self._db(write=True) as db:
-            db.execute(
-                "INSERT INTO subtask_traces (created, machine, task, kind, path, seconds, quality, success, reason,"
-                " features, mode, rule_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    time.time(),
-                    machine or machine_kind(),
-                    trace.task,
-                    trace.kind,
-                    json.dumps(list(trace.path)),
-                    float(trace.seconds),
-                    float(trace.quality),
-                    int(trace.success),
-                    trace.reason,
-                    json.dumps(dict(trace.features), default=str),
-                    trace.mode,
-                    trace.rule_id,
-                ),
-            )
+        row = (
+            time.time(),
+            machine or machine_kind(),
+            trace.task,
+            trace.kind,
+            json.dumps(list(trace.path)),
+            float(trace.seconds),
+            float(trace.quality),
+            int(trace.success),
+            trace.reason,
+            json.dumps(dict(trace.features), default=str),
+            trace.mode,
+            trace.rule_id,
+        )
+        self._traces.append(row)
+        if not self.buffered:
+            self.flush()
 
     def traces(self, kind: str | None = None, last: int | None = None) -> list[Trace]:
-        """Subtask traces, oldest first (only `kind`'s; only the `last` n when given)."""
+        """Subtask traces, oldest first (only `kind`'s; only the `last` n when given); flushes the buffer first."""
+        self.flush()
         sql = "SELECT * FROM subtask_traces" + (" WHERE kind = ?" if kind else "") + " ORDER BY id DESC"
         args: tuple[Any, ...] = (kind,) if kind else ()
         if last is not None:
@@ -298,8 +321,9 @@ class StoredEstimates(Estimates):
 
     def observe(self, tool: str, kind: str, seconds: float, quality: float) -> None:
         super().observe(tool, kind, seconds, quality)
-        if self.log is not None:
+        if self.log is not None:  # the whole-plan search's runs (no context): written at once
             self.log.record_tool_run(tool, kind, seconds, quality, quality >= self.threshold, machine=self.machine)
+            self.log.flush()
 
     def observe_run(
         self,

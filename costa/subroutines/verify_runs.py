@@ -45,7 +45,7 @@ class SampleRunner:
             except StopIteration as stop:
                 run: SubtaskRun = stop.value
                 break
-        return SampleResult(run.seconds, run.quality if run.ok else 0.0, run.ok, run.tried, features)
+        return SampleResult(run.seconds + run.search_seconds, run.quality if run.ok else 0.0, run.ok, run.tried, features)
 
 
 def default_sampler(kind: str, n: int, seed: int, start: int) -> list[Any]:

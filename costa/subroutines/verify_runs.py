@@ -49,7 +49,7 @@ class SampleRunner:
 
 
 def default_sampler(kind: str, n: int, seed: int, start: int) -> list[Any]:
-    """Fresh samples from the synthetic "verify" stream (`costa.bench.fasta_tasks.samples`)."""
-    from costa.bench.fasta_tasks import samples
+    """Fresh samples from the synthetic "verify" stream (`costa.testing.fasta_tasks.samples`)."""
+    from costa.testing.fasta_tasks import samples
 
     return samples(kind, n, seed, start)

@@ -1,7 +1,7 @@
 """Seeded task streams for the FaSTA* benchmark: small multi-subtask tasks, with the contexts where a table's first
 choice fails.
 
-Built from the task generator's scenes (`costa.bench.scenes`) at 256 px wide, so a few hundred tasks run in minutes
+Built from the task generator's scenes (`costa.testing.scenes`) at 256 px wide, so a few hundred tasks run in minutes
 with real tools. Beside ordinary scenes, the stream draws the hard contexts real photos have:
 
 - **textured backgrounds** under text and objects (woven texture, noise, photo crops): a smooth fill (Telea) smears
@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from costa.bench.cases import BenchCase
-from costa.bench.scenes import (
+from costa.testing.cases import BenchCase
+from costa.testing.scenes import (
     OBJECT_COLOURS,
     ObjectScene,
     make_object_scene,
@@ -35,7 +35,7 @@ from costa.bench.scenes import (
     random_object_scene,
     scene_seeds,
 )
-from costa.bench.tasks import _ADJUST_CLAUSES, Expected, SyntheticTask, _contact_ops, _object_op, _pick, _text_ops
+from costa.testing.tasks import _ADJUST_CLAUSES, Expected, SyntheticTask, _contact_ops, _object_op, _pick, _text_ops
 from costa.types import Box, Subtask
 
 WIDTH = 256

@@ -27,18 +27,18 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from costa.agent import TurnState, UserRegion, _Executor, build_graph
-from costa.testing.fasta_tasks import make_fasta_tasks
-from costa.testing.tasks import SyntheticTask, _advance, _Frame, _match, _verify, _words_after
 from costa.checks import CheckContext
 from costa.events import Fallback, RuleHit, SubtaskDone, ToolFinished, TurnDone
 from costa.graph import GOAL, START, StepNode, step_key
 from costa.search import Outcome, iter_search
 from costa.services import Estimates, Services
+from costa.testing.fasta_tasks import make_fasta_tasks
+from costa.testing.tasks import SyntheticTask, _advance, _Frame, _match, _verify, _words_after
 from costa.types import EditState, Plan
 
 CHECKPOINTS = (40, 80, 120, 160, 200)
@@ -71,7 +71,7 @@ def replay_executor(cache: dict[str, tuple[Outcome, dict[str, Any]]]) -> type[_E
 
     class ReplayExecutor(_Executor):
         #: Wall seconds spent inside tool runs and checks (replayed or not), to tell the search's overhead apart.
-        inside = [0.0]
+        inside: ClassVar[list[float]] = [0.0]
 
         def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
             t0 = time.perf_counter()
@@ -138,7 +138,9 @@ def _plan(services: Services, task: SyntheticTask) -> Plan:
     return plan_with_rules(task.instruction, services.tables.subtasks)
 
 
-def _truth(services: Services, task: SyntheticTask, plan: Plan, done: dict[str, tuple[str, Any]], vcache: dict) -> list[bool]:
+def _truth(
+    services: Services, task: SyntheticTask, plan: Plan, done: dict[str, tuple[str, Any]], vcache: dict
+) -> list[bool]:
     """Ground-truth verdict per expected clause (as `costa.testing.tasks.run_task` judges them), cached."""
     matched = _match(plan, task.expected)
     frame = _Frame()
@@ -154,7 +156,7 @@ def _truth(services: Services, task: SyntheticTask, plan: Plan, done: dict[str, 
             if s.id in done:
                 key = (task.index, s.id, _digest(current), _digest(after) if after is not None else "", result)
                 if key not in vcache:
-                    vcache[key] = _verify(task, e, current, after, result, frame, words, vcache['reader'])[0]
+                    vcache[key] = _verify(task, e, current, after, result, frame, words, vcache["reader"])[0]
                 out[task.expected.index(e)] = vcache[key]
             words = _words_after(words, e)
         if after is not None:
@@ -170,7 +172,7 @@ def run_plan_search(
     plan = _plan(services, task)
     region = UserRegion(boxes=(task.box,)) if task.box is not None else UserRegion()
     tg = build_graph(services, plan, region)
-    executor = ex_cls(services, plan, region, CheckContext(reader=vcache['reader']))
+    executor = ex_cls(services, plan, region, CheckContext(reader=vcache["reader"]))
 
     def label(n: object) -> tuple[str, str]:
         return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))
@@ -213,12 +215,19 @@ def run_plan_search(
         quality = [0.0] * len(plan.subtasks)
     passed = _truth(services, task, plan, done, vcache)
     return TaskRun(
-        result.spent_seconds, result.executions, len(plan.subtasks), quality, passed, first_fail=len(first_fail),
+        result.spent_seconds,
+        result.executions,
+        len(plan.subtasks),
+        quality,
+        passed,
+        first_fail=len(first_fail),
         overhead=overhead,
     )
 
 
-def run_fast_slow_task(services: Services, task: SyntheticTask, alpha: float, runtime: Any, vcache: dict, name: str) -> TaskRun:
+def run_fast_slow_task(
+    services: Services, task: SyntheticTask, alpha: float, runtime: Any, vcache: dict, name: str
+) -> TaskRun:
     from costa.subroutines.executor import run_fast_slow
 
     plan = _plan(services, task)
@@ -387,7 +396,8 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
         fb = ", ".join(f"{k} {v}" for k, v in m.fallbacks().most_common()) if name == "fast-slow" else ""
         cov = f"{m.coverage:5.0%}" if name == "fast-slow" else "    -"
         lines.append(
-            f"{alpha:3g} {name:30} {m.seconds:8.2f} {m.overhead:8.2f} {m.executions:5d} {m.quality:7.3f} {m.success:7.1%} {cov}  {fb}"
+            f"{alpha:3g} {name:30} {m.seconds:8.2f} {m.overhead:8.2f} {m.executions:5d} {m.quality:7.3f} "
+            f"{m.success:7.1%} {cov}  {fb}"
         )
     lines.append("")
     lines.append("learning curve (fast-slow at α=1 on the evaluation stream, table frozen at each checkpoint):")

@@ -191,17 +191,17 @@ def test_verification_accepts_only_negative_benefit_and_refines() -> None:
             return SampleResult(r.seconds, r.quality, True, r.id, f)
 
     cache: dict = {}
-    ok, ev, pairs = verify(Candidate("add", telea, ""), table, samples, Runner(), cache)
+    ok, ev, _ = verify(Candidate("add", telea, ""), table, samples, Runner(), cache)
     # Old: 8 × 1.5 = 12 s, quality 1. New: 6 × 0.1 + 2 × 1.6 = 3.8 s, quality 0.9625 → ΔC −68.3 %, ΔQ −3.75 %.
     assert ev["dC%"] == pytest.approx(-68.33, abs=0.01) and ev["dQ%"] == pytest.approx(-3.75)
     assert ok and ev["B"] < 0
     # A proposal the table would never choose changes nothing and is not accepted.
     worse = Rule("w", "object_removal", ("grabcut_segment", "remove_telea"), seconds=5.0, quality=0.5)
-    ok2, ev2, pairs2 = verify(Candidate("add", worse, ""), RuleTable((patch, telea)), samples, Runner(), cache)
+    ok2, ev2, _ = verify(Candidate("add", worse, ""), RuleTable((patch, telea)), samples, Runner(), cache)
     assert ev2["changed"] == 0 and not ok2
     # One that is cheap but fails where holes are large is refined by a condition that excludes them.
     bad = Rule("t3", "object_removal", ("grabcut_segment", "remove_telea"), seconds=0.01, quality=0.85)
-    ok3, ev3, pairs3 = verify(Candidate("add", bad, ""), table, samples, Runner(), cache)
+    _, _, pairs3 = verify(Candidate("add", bad, ""), table, samples, Runner(), cache)
     refined = refine(Candidate("add", bad, ""), pairs3)
     assert refined is not None and refined.rule.conditions[0].feature == "region_fraction"
 
@@ -285,7 +285,9 @@ def test_run_turn_mode_switch_and_cli_rules(tmp_path: Path, monkeypatch: pytest.
     out = io.StringIO()
     assert main(["rules", "list"], out) == 0 and "shipped-adjust" in out.getvalue()
     log = ObservationLog(Store(tmp_path))
-    log.append_rules([("add", Rule("learned-x", "global_adjustment", ("global_adjust",), (Condition("texture", ">", 1),)))])
+    log.append_rules(
+        [("add", Rule("learned-x", "global_adjustment", ("global_adjust",), (Condition("texture", ">", 1),)))]
+    )
     out = io.StringIO()
     assert main(["rules", "diff", "0", "1"], out) == 0 and "+ learned-x" in out.getvalue()
     out = io.StringIO()

@@ -395,7 +395,9 @@ class Workspace:
 
                     self._fast_slow = FastSlowRuntime.from_services(self.services, self.store)
                 runtime = self._fast_slow if mode == "fast-slow" else None
-                turn = run_turn(self.services, image, planned.plan, alpha, threshold, region, mode=mode, runtime=runtime)
+                turn = run_turn(
+                    self.services, image, planned.plan, alpha, threshold, region, mode=mode, runtime=runtime
+                )
                 for ev in turn:
                     if isinstance(ev, PlanReady):
                         continue  # the planner already announced the plan

@@ -51,9 +51,7 @@ def cmd_mine(args: argparse.Namespace, out: TextIO) -> int:
         mark = "ACCEPTED" if p.accepted else "rejected"
         print(f"{mark} ({p.inducer}, {p.action}, refinement {p.refinement}): {p.rule.describe()}", file=out)
         print(f"  evidence: {json.dumps(dict(p.evidence), ensure_ascii=False)}", file=out)
-    print(
-        f"{done.proposals} proposal(s), {len(done.accepted)} accepted; rule table version {done.version}", file=out
-    )
+    print(f"{done.proposals} proposal(s), {len(done.accepted)} accepted; rule table version {done.version}", file=out)
     return 0
 
 
@@ -96,7 +94,9 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
     learned = rt.log.learned_rules()
     if learned:
         version = rt.log.append_rules([("retire", r) for r in learned])
-        print(f"retired {len(learned)} learned rule(s); rule table version {version} has the shipped rules only", file=out)
+        print(
+            f"retired {len(learned)} learned rule(s); rule table version {version} has the shipped rules only", file=out
+        )
     else:
         print("no learned rules to reset", file=out)
     return 0
@@ -112,9 +112,14 @@ def print_estimates(out: TextIO) -> None:
     services = Services(Settings.from_env())
     est = persist_estimates(services, Store(services.settings.home))
     rows = est.compare()
-    print(f"estimates on this {machine_kind()} machine: table vs learned from {len(rows)} observed tool × subtask", file=out)
+    print(
+        f"estimates on this {machine_kind()} machine: table vs learned from {len(rows)} observed tool × subtask",
+        file=out,
+    )
     for tool, kind, ts, tq, ls, lq, n in rows:
-        print(f"  {tool:24} {kind:22} table {ts:8.4f} s q {tq:.2f}   learned {ls:8.4f} s q {lq:.2f}  ({n} runs)", file=out)
+        print(
+            f"  {tool:24} {kind:22} table {ts:8.4f} s q {tq:.2f}   learned {ls:8.4f} s q {lq:.2f}  ({n} runs)", file=out
+        )
 
 
 def describe_event(ev: object) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Generator, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,7 +150,7 @@ def run_subtask(
     table: RuleTable | None = None,
     task: str = "",
     record: bool = True,
-) -> Iterator[Event]:
+) -> Generator[Event, None, SubtaskRun]:
     """Serve one subtask fast (best applicable rule) or slow (local A*); the generator returns a `SubtaskRun`."""
     services = runtime.services
     tables = services.tables
@@ -165,7 +165,12 @@ def run_subtask(
     feats = features.to_dict()
     if rule is not None:
         yield RuleHit(
-            subtask.id, rule.id, rule.tools, table.version, rule.score(alpha), tuple(c.describe() for c in rule.conditions)
+            subtask.id,
+            rule.id,
+            rule.tools,
+            table.version,
+            rule.score(alpha),
+            tuple(c.describe() for c in rule.conditions),
         )
         current, ok, quality, step_total = state, True, 1.0, 0.0
         for i, tool in enumerate(rule.tools):
@@ -179,7 +184,9 @@ def run_subtask(
             passed = out.error is None and q >= threshold
             reasons = out.reasons if out.error is None else (out.error, *out.reasons)
             yield ToolFinished(subtask.id, tool, 0, out.seconds, q, passed, reasons)
-            _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, executor.params_log.get((node, 0), {}))
+            _observe(
+                services, tool, subtask.kind, out.seconds, q, passed, feats, executor.params_log.get((node, 0), {})
+            )
             measured[step_key(node)] = (out.seconds, q)
             if not passed:
                 ok = False
@@ -188,7 +195,9 @@ def run_subtask(
                 fallback_reason = f"rule {rule.id}: {tool} failed its check ({why})"
                 if record and runtime.log is not None:
                     runtime.log.record_trace(
-                        Trace(task, subtask.kind, rule.tools[: i + 1], step_total, q, False, why, feats, "fast", rule.id)
+                        Trace(
+                            task, subtask.kind, rule.tools[: i + 1], step_total, q, False, why, feats, "fast", rule.id
+                        )
                     )
                 break
             quality *= q
@@ -199,7 +208,18 @@ def run_subtask(
                     Trace(task, subtask.kind, rule.tools, step_total, quality, True, "", feats, "fast", rule.id)
                 )
             return SubtaskRun(
-                subtask, True, current, rule.tools, spent, quality, runs, True, rule.id, "", features, rule.id,
+                subtask,
+                True,
+                current,
+                rule.tools,
+                spent,
+                quality,
+                runs,
+                True,
+                rule.id,
+                "",
+                features,
+                rule.id,
                 choose_seconds,
             )
     tried = rule.id if rule else None
@@ -213,6 +233,7 @@ def run_subtask(
             return executor(node, parent, attempt)
         finally:
             inside[0] += time.perf_counter() - t
+
     tg = build_subtask_graph(
         tables,
         subtask,
@@ -261,7 +282,18 @@ def run_subtask(
         )
     path = tuple(n.tool for n in result.path)
     return SubtaskRun(
-        subtask, True, result.state, path, spent, result.quality, runs, False, None, fallback_reason, features, tried,
+        subtask,
+        True,
+        result.state,
+        path,
+        spent,
+        result.quality,
+        runs,
+        False,
+        None,
+        fallback_reason,
+        features,
+        tried,
         overhead,
     )
 
@@ -304,14 +336,18 @@ def run_fast_slow(
         yield ErrorEvent("nothing to do: no edit was recognised")
         yield TurnDone(time.perf_counter() - t0, 0.0, 0, 0.0, None, ok=False)
         return
-    executor = runtime.executor_class(services, plan, region, CheckContext(reader=runtime.check_reader or services.reader))
+    executor = runtime.executor_class(
+        services, plan, region, CheckContext(reader=runtime.check_reader or services.reader)
+    )
     state = TurnState(edit)
     spent, runs, quality = 0.0, 0, 1.0
     results: dict[str, str] = {}
     skipped: dict[str, str] = {}
     for s in plan.subtasks:
         features = compute_features(state.edit.image, s, region.boxes)
-        run: SubtaskRun = yield from run_subtask(runtime, executor, s, state, region, features, alpha, threshold, task=task)
+        run: SubtaskRun = yield from run_subtask(
+            runtime, executor, s, state, region, features, alpha, threshold, task=task
+        )
         spent += run.seconds
         runs += run.executions
         if not run.ok or run.state is None:

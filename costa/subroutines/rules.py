@@ -196,7 +196,9 @@ def load_shipped_rules(tables: Tables, directory: Path | str | None = None) -> t
         except (KeyError, TypeError, ValueError) as e:
             raise TableError(f"{path} rule {i + 1}: {e!r}") from e
         if not row.get("seconds"):  # the table's estimate of the chain when the file gives none
-            secs = sum(tables.benchmark[(t, rule.kind)].seconds for t in rule.tools if (t, rule.kind) in tables.benchmark)
+            secs = sum(
+                tables.benchmark[(t, rule.kind)].seconds for t in rule.tools if (t, rule.kind) in tables.benchmark
+            )
             rule = replace(rule, seconds=secs)
         rules.append(rule)
     validate_rules(rules, tables, str(path))

@@ -25,7 +25,9 @@ class SampleRunner:
         services = self.runtime.services
         region = UserRegion(boxes=(sample.box,)) if sample.box is not None else UserRegion()
         plan = Plan(subtasks=(sample.subtask,))
-        executor = self.runtime.executor_class(services, plan, region, CheckContext(reader=self.runtime.check_reader or services.reader))
+        executor = self.runtime.executor_class(
+            services, plan, region, CheckContext(reader=self.runtime.check_reader or services.reader)
+        )
         features = compute_features(sample.image, sample.subtask, region.boxes)
         gen = run_subtask(
             self.runtime,
@@ -45,7 +47,9 @@ class SampleRunner:
             except StopIteration as stop:
                 run: SubtaskRun = stop.value
                 break
-        return SampleResult(run.seconds + run.search_seconds, run.quality if run.ok else 0.0, run.ok, run.tried, features)
+        return SampleResult(
+            run.seconds + run.search_seconds, run.quality if run.ok else 0.0, run.ok, run.tried, features
+        )
 
 
 def default_sampler(kind: str, n: int, seed: int, start: int) -> list[Any]:

@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 
@@ -111,13 +112,13 @@ def make_fasta_task(index: int, seed: int = 0, stream: str = "train") -> Synthet
     budget = int(rng.integers(1, MAX_STEPS))
     text = obj = None
     if family == "object":
-        obj, context = _object_scene(rng, scene_seed)
+        obj, _context = _object_scene(rng, scene_seed)
         image = obj.image
         core = [_object_op(rng, obj)]
     else:
         height = int(rng.integers(160, 225))
         bg = _pick(rng, _TEXT_BACKGROUNDS)
-        kind = "sign" if family == "sign" else "contact"
+        kind: Literal["sign", "contact"] = "sign" if family == "sign" else "contact"
         try:
             text = make_text_scene(scene_seed, kind=kind, background=bg, height=height, width=WIDTH)
         except ValueError:  # long lines that do not fit 256 px at 20 px type: one size up
@@ -158,6 +159,8 @@ def samples(kind: str, n: int, seed: int = 0, start: int = 0) -> list[Sample]:
         plan = plan_with_rules(task.instruction, subtasks)
         for s in plan.subtasks:
             if s.kind == kind:
-                out.append(Sample(f"verify-{seed}-{i - 1}-{s.id}", task.image, s.model_copy(update={"parents": ()}), task.box))
+                out.append(
+                    Sample(f"verify-{seed}-{i - 1}-{s.id}", task.image, s.model_copy(update={"parents": ()}), task.box)
+                )
                 break
     return out

@@ -295,3 +295,31 @@ def test_run_turn_mode_switch_and_cli_rules(tmp_path: Path, monkeypatch: pytest.
     assert "learned-x" not in {r.id for r in log.rule_table(load_shipped_rules(services.tables)).rules}
     out = io.StringIO()
     assert main(["doctor"], out) == 0 and "table vs learned" in out.getvalue()
+
+
+def test_chat_notes_name_the_serving_rule_or_the_fallback_reason() -> None:
+    from ui.turnview import TurnView
+
+    view = TurnView("edit", {})
+    view.apply(RuleHit("s1", "learned-x", ("grabcut_segment", "remove_telea"), 3, 0.2))
+    view.apply(Fallback("s2", "rule r: remove_telea failed its check (quality 0.61 below threshold 0.80)", "r"))
+    assert view.notes == [
+        "s1: fast — rule learned-x (v3): grabcut_segment → remove_telea",
+        "s2: slow — local A* (rule r: remove_telea failed its check (quality 0.61 below threshold 0.80))",
+    ]
+
+
+def test_vlm_labels_reach_the_traces_when_an_endpoint_is_configured(tmp_path: Path) -> None:
+    from costa.events import LlmCall
+    from tests.fake_openai import FakeOpenAI, chat
+
+    labels = {"object_size": "small", "background": "uniform", "text_on_flat_background": "no", "target_occluded": "no"}
+    with FakeOpenAI([chat(labels)]) as fake:
+        settings = Settings(home=tmp_path, openai_base_url=fake.base_url, llm_model="fake-model", llm_retries=0)
+        services = Services(settings)
+        runtime = FastSlowRuntime.from_services(services, Store(tmp_path), induce=False)
+        plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
+        events = list(run_fast_slow(services, np.full((48, 64, 3), 90, np.uint8), plan, 1.0, None, None, runtime))
+    assert any(isinstance(e, LlmCall) and e.purpose == "context features" for e in events)
+    (trace,) = ObservationLog(Store(tmp_path)).traces()
+    assert trace.features["labels"]["background"] == "uniform"

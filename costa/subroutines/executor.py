@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Generator, Hashable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -83,6 +83,8 @@ class FastSlowRuntime:
     executor_class: type[_Executor] = _Executor
     #: OCR engine the checks use (default the services' one; a benchmark may pass a memoising one).
     check_reader: Any = None
+    #: `costa.vlm.VlmFeaturer` when an endpoint is configured: adds the paper's VLM context labels to the features.
+    featurer: Any = None
     _table: RuleTable | None = field(default=None, repr=False)
     _ready: Callable[[str], bool] | None = field(default=None, repr=False)
 
@@ -105,6 +107,13 @@ class FastSlowRuntime:
         assert isinstance(services.estimates, StoredEstimates)
         services.estimates.log = log
         runtime = cls(services, log, load_shipped_rules(services.tables))
+        from costa.llm_client import LlmClient, LlmConfig
+
+        config = LlmConfig.from_settings(services.settings)
+        if config is not None:
+            from costa.vlm import VlmFeaturer
+
+            runtime.featurer = VlmFeaturer(LlmClient(config), services.tables.subtasks)
         if induce:
             from costa.subroutines.mining import induce_and_verify
 
@@ -345,6 +354,11 @@ def run_fast_slow(
     skipped: dict[str, str] = {}
     for s in plan.subtasks:
         features = compute_features(state.edit.image, s, region.boxes)
+        if runtime.featurer is not None:
+            vlm = runtime.featurer.features(s, state.edit.image)
+            yield from vlm.calls
+            labels = tuple(sorted((k, str(v)) for k, v in vlm.values.items() if isinstance(v, str)))
+            features = replace(features, labels=labels)
         run: SubtaskRun = yield from run_subtask(
             runtime, executor, s, state, region, features, alpha, threshold, task=task
         )

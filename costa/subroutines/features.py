@@ -56,6 +56,9 @@ class ContextFeatures:
     colour_shift: float = 0.0
     candidates: int = 0
     text_length: int = 0
+    #: What a VLM said about the context (costa.vlm.VLM_FEATURES labels) when an endpoint is configured; recorded in
+    #: traces and shown to the LLM inducer, not tested by conditions (which are numeric).
+    labels: tuple[tuple[str, str], ...] = ()
 
     @property
     def texture_class(self) -> str:
@@ -69,8 +72,10 @@ class ContextFeatures:
             raise KeyError(f"unknown context feature {name!r}; known: {FEATURE_NAMES}")
         return float(getattr(self, name))
 
-    def to_dict(self) -> dict[str, float | int | str]:
-        return asdict(self) | {"texture_class": self.texture_class}
+    def to_dict(self) -> dict[str, object]:
+        d: dict[str, object] = asdict(self) | {"texture_class": self.texture_class}
+        d["labels"] = dict(self.labels)
+        return d
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> ContextFeatures:
@@ -78,6 +83,7 @@ class ContextFeatures:
             kind=str(data.get("kind", "")),
             image_pixels=int(data.get("image_pixels", 0)),  # type: ignore[call-overload]
             **{n: float(data.get(n, 0.0)) for n in FEATURE_NAMES if n not in ("image_pixels",)},  # type: ignore[arg-type]
+            labels=tuple(sorted(dict(data.get("labels") or {}).items())),  # type: ignore[call-overload]
         )
 
 

@@ -181,7 +181,11 @@ def induce_llm(
     summary: dict[str, list[dict[str, Any]]] = {}
     for t in traces[-300:]:
         summary.setdefault(f"{t.kind}: {' → '.join(t.path)}", []).append(
-            {"ok": t.success, **{k: round(float(t.features.get(k, 0)), 3) for k in FEATURE_NAMES}}
+            {
+                "ok": t.success,
+                **{k: round(float(t.features.get(k, 0)), 3) for k in FEATURE_NAMES},
+                **dict(t.features.get("labels") or {}),
+            }
         )
     prompt = _LLM_PROMPT.format(features=", ".join(FEATURE_NAMES), data=quote_data(summary))
     try:

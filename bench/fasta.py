@@ -315,7 +315,7 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     t0 = time.perf_counter()
     n_train = train if train is not None else (30 if small else 200)
     n_eval = evaluate if evaluate is not None else (12 if small else 100)
-    checkpoints = tuple(c for c in CHECKPOINTS if c <= n_train) if not small else (10, 20, 30)
+    checkpoints = CHECKPOINTS if n_train >= 200 else tuple(range(10 if small else 20, n_train + 1, 10 if small else 20))
     services = Services()
     table_estimates = Estimates(services.tables)
     cache: dict[str, tuple[Outcome, dict[str, Any]]] = {}

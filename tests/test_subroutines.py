@@ -323,3 +323,31 @@ def test_vlm_labels_reach_the_traces_when_an_endpoint_is_configured(tmp_path: Pa
     assert any(isinstance(e, LlmCall) and e.purpose == "context features" for e in events)
     (trace,) = ObservationLog(Store(tmp_path)).traces()
     assert trace.features["labels"]["background"] == "uniform"
+
+
+def test_the_page_runs_fast_slow_turns_and_the_chat_names_the_rule(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from ui.render import chat_messages
+    from ui.workspace import MODES, Workspace
+
+    assert "fast-slow" in MODES
+    ws = Workspace(Services(Settings(home=tmp_path)), Store(tmp_path / "store"))
+    try:
+        path = tmp_path / "grey.png"
+        Image.fromarray(np.full((48, 64, 3), 90, np.uint8)).save(path)
+        sid = ws.open_session(None, None).id
+        ws.upload(sid, None, path)
+        view = [v for v, _ in ws.run(sid, None, "Make the image brighter.", 1.0, 0.8, mode="fast-slow")][-1]
+        assert view.status == "done"
+        assert any("fast — rule shipped-adjust" in n for n in view.notes)
+        text = json_dumps(chat_messages(view))
+        assert "shipped-adjust" in text
+    finally:
+        ws.close()
+
+
+def json_dumps(value: object) -> str:
+    import json
+
+    return json.dumps(value, default=str)

@@ -343,13 +343,16 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     t_train = time.perf_counter()
 
     def evaluate_frozen(alpha: float) -> ModeResult:
-        induce, runtime.induce = runtime.induce, None
+        """Fast–slow on the evaluation stream with the table as it is: nothing recorded, learned or counted."""
+        runtime.record = False
         try:
             runs = [run_fast_slow_task(services, t, alpha, runtime, vcache, f"eval-{t.index}") for t in eval_tasks]
         finally:
-            runtime.induce = induce
+            runtime.record = True
         return ModeResult("fast-slow", runs)
 
+    m0 = evaluate_frozen(1.0)  # shipped rules only, before any training task
+    curve.append((0, m0.seconds, m0.quality, m0.coverage, len(runtime.table().rules)))
     train_runs: list[TaskRun] = []
     for i, task in enumerate(train_tasks, start=1):
         before = runtime.log.table_version() if runtime.log else 0
@@ -357,18 +360,11 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
         if runtime.log is not None and runtime.log.table_version() != before:
             inductions.append((i, runtime.log.table_version()))
         if i in checkpoints:
-            # Evaluation tasks must not count as training tasks: remember and restore the task counter.
-            count = runtime.log.counter("tasks") if runtime.log else 0
             m = evaluate_frozen(1.0)
-            if runtime.log is not None:
-                runtime.log.set_counter("tasks", count)
             curve.append((i, m.seconds, m.quality, m.coverage, len(runtime.table().rules)))
     train_wall = time.perf_counter() - t_train
     for alpha in ALPHAS:
-        count = runtime.log.counter("tasks") if runtime.log else 0
         modes[("fast-slow", alpha)] = evaluate_frozen(alpha)
-        if runtime.log is not None:
-            runtime.log.set_counter("tasks", count)
     persisted = services.estimates
     assert isinstance(persisted, StoredEstimates)
     modes[("lazy A* + persisted estimates", 1.0)] = ModeResult(

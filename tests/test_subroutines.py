@@ -282,9 +282,14 @@ def test_run_turn_mode_switch_and_cli_rules(tmp_path: Path, monkeypatch: pytest.
     events = list(run_turn(services, image, plan, mode="fast-slow"))
     assert any(isinstance(e, RuleHit) and e.rule_id == "shipped-adjust" for e in events)
     assert events[-1].ok
+    log = ObservationLog(Store(tmp_path))
+    assert log.counter("tasks") == 1 and len(log.traces()) == 1
+    frozen = FastSlowRuntime.from_services(services, Store(tmp_path), induce=False)
+    frozen.record = False  # evaluation: nothing learned, stored or counted
+    list(run_turn(services, image, plan, mode="fast-slow", runtime=frozen))
+    assert log.counter("tasks") == 1 and len(log.traces()) == 1
     out = io.StringIO()
     assert main(["rules", "list"], out) == 0 and "shipped-adjust" in out.getvalue()
-    log = ObservationLog(Store(tmp_path))
     log.append_rules(
         [("add", Rule("learned-x", "global_adjustment", ("global_adjust",), (Condition("texture", ">", 1),)))]
     )

@@ -85,6 +85,8 @@ class FastSlowRuntime:
     check_reader: Any = None
     #: `costa.vlm.VlmFeaturer` when an endpoint is configured: adds the paper's VLM context labels to the features.
     featurer: Any = None
+    #: False: learn nothing from these turns (no traces, tool runs, estimates or task count) — for evaluation.
+    record: bool = True
     _table: RuleTable | None = field(default=None, repr=False)
     _ready: Callable[[str], bool] | None = field(default=None, repr=False)
 
@@ -130,7 +132,7 @@ class FastSlowRuntime:
 
     def task_done(self) -> InductionDone | None:
         """Count one finished task; run induction when K tasks have passed since the last one (once per K)."""
-        if self.log is None:
+        if self.log is None or not self.record:
             return None
         self.log.flush()
         tasks = self.log.bump("tasks")
@@ -193,9 +195,9 @@ def run_subtask(
             passed = out.error is None and q >= threshold
             reasons = out.reasons if out.error is None else (out.error, *out.reasons)
             yield ToolFinished(subtask.id, tool, 0, out.seconds, q, passed, reasons)
-            _observe(
-                services, tool, subtask.kind, out.seconds, q, passed, feats, executor.params_log.get((node, 0), {})
-            )
+            if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
+                params = executor.params_log.get((node, 0), {})
+                _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
             measured[step_key(node)] = (out.seconds, q)
             if not passed:
                 ok = False
@@ -278,7 +280,8 @@ def run_subtask(
     prefix_seconds: dict[tuple[str, ...], float] = {}
     for obs in result.observations:
         n = obs.node
-        _observe(services, n.tool, n.kind, obs.seconds, obs.quality, obs.passed, feats, {})
+        if runtime.record:
+            _observe(services, n.tool, n.kind, obs.seconds, obs.quality, obs.passed, feats, {})
         before = prefix_seconds.get(n.tools[:-1], 0.0)
         prefix_seconds[n.tools] = before + obs.seconds
         if record and runtime.log is not None and (n.final or not obs.passed):
@@ -360,7 +363,7 @@ def run_fast_slow(
             labels = tuple(sorted((k, str(v)) for k, v in vlm.values.items() if isinstance(v, str)))
             features = replace(features, labels=labels)
         run: SubtaskRun = yield from run_subtask(
-            runtime, executor, s, state, region, features, alpha, threshold, task=task
+            runtime, executor, s, state, region, features, alpha, threshold, task=task, record=runtime.record
         )
         spent += run.seconds
         runs += run.executions

@@ -66,7 +66,7 @@ def _state_key(state: TurnState, first: bool) -> str:
     return f"{_digest(state.edit.image)}|{arts}|{state.results}|{imgs}"
 
 
-def replay_executor(cache: dict[str, tuple[Outcome, dict[str, Any]]]) -> type[_Executor]:
+def replay_executor(cache: dict[str, Outcome]) -> type[_Executor]:
     """An `_Executor` whose runs (tool + check) are measured once per distinct input and replayed from `cache`."""
 
     class ReplayExecutor(_Executor):
@@ -95,10 +95,8 @@ def replay_executor(cache: dict[str, tuple[Outcome, dict[str, Any]]]) -> type[_E
             )
             hit = cache.get(key)
             if hit is None:
-                out = super().__call__(node, parent, attempt)
-                hit = cache[key] = (out, self.params_log.get((node, attempt), {}))
-            self.params_log[(node, attempt)] = hit[1]
-            return hit[0]
+                hit = cache[key] = super().__call__(node, parent, attempt)
+            return hit
 
     return ReplayExecutor
 
@@ -318,7 +316,7 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     checkpoints = CHECKPOINTS if n_train >= 200 else tuple(range(10 if small else 20, n_train + 1, 10 if small else 20))
     services = Services()
     table_estimates = Estimates(services.tables)
-    cache: dict[str, tuple[Outcome, dict[str, Any]]] = {}
+    cache: dict[str, Outcome] = {}
     vcache: dict = {"reader": MemoReader(services.reader)}
     ex_cls = replay_executor(cache)
     train_tasks = make_fasta_tasks(n_train, seed, "train")

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from costa.agent import TurnState, UserRegion, _Executor
+from costa.agent import TurnState, UserRegion, _Executor, step_params
 from costa.checks import CheckContext
 from costa.events import (
     ErrorEvent,
@@ -186,7 +186,8 @@ def run_subtask(
         current, ok, quality, step_total = state, True, 1.0, 0.0
         for i, tool in enumerate(rule.tools):
             node = StepNode((subtask.id,), rule.tools[: i + 1], subtask.kind, final=i == len(rule.tools) - 1)
-            yield ToolStarted(subtask.id, tool, 0)
+            params = step_params(tables.tools[tool], subtask, 0)
+            yield ToolStarted(subtask.id, tool, 0, params)
             out = executor(node, current, 0)
             runs += 1
             spent += out.seconds
@@ -196,7 +197,6 @@ def run_subtask(
             reasons = out.reasons if out.error is None else (out.error, *out.reasons)
             yield ToolFinished(subtask.id, tool, 0, out.seconds, q, passed, reasons)
             if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
-                params = executor.params_log.get((node, 0), {})
                 _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
             measured[step_key(node)] = (out.seconds, q)
             if not passed:
@@ -281,7 +281,8 @@ def run_subtask(
     for obs in result.observations:
         n = obs.node
         if runtime.record:
-            _observe(services, n.tool, n.kind, obs.seconds, obs.quality, obs.passed, feats, {})
+            params = step_params(tables.tools[n.tool], subtask, 0)
+            _observe(services, n.tool, n.kind, obs.seconds, obs.quality, obs.passed, feats, params)
         before = prefix_seconds.get(n.tools[:-1], 0.0)
         prefix_seconds[n.tools] = before + obs.seconds
         if record and runtime.log is not None and (n.final or not obs.passed):

@@ -90,16 +90,6 @@ class _Executor:
             text += ". " + " ".join(f"{a}." for a in self.advice)
         return text
 
-    def call_tool(
-        self, tool_id: str, tool: Any, before: EditState, subtask: Subtask, params: dict[str, Any]
-    ) -> tuple[Any, float]:
-        """Run one tool: (its output, or the `ToolError` it raised, and wall seconds). Benchmarks may replay runs."""
-        t0 = time.perf_counter()
-        try:
-            return tool(before, subtask, params), time.perf_counter() - t0
-        except ToolError as e:
-            return e, time.perf_counter() - t0
-
     def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
         tables = self.services.tables
         spec = tables.tools[node.tool]
@@ -113,10 +103,13 @@ class _Executor:
             tool.ensure_loaded()  # loading a model once per process is not the tool's per-call cost
         except ToolError as e:
             return Outcome(0.0, 0.0, error=f"{node.tool}: {e}")
-        output, seconds = self.call_tool(node.tool, tool, before, subtask, params)
-        if isinstance(output, ToolError):
-            self._record(node.tool, output)
-            return Outcome(seconds, 0.0, error=f"{node.tool}: {output}")
+        t0 = time.perf_counter()
+        try:
+            output = tool(before, subtask, params)
+        except ToolError as e:
+            self._record(node.tool, e)
+            return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
+        seconds = time.perf_counter() - t0
         after = before.with_output(output)
         try:
             verdict = check_step(self.ctx, tables.subtasks[node.kind], subtask, spec.outputs, before, after, output)

@@ -16,7 +16,7 @@ A stream is identified by (`seed`, `stream`): "train", "eval" and "verify" strea
 
 Example:
     >>> t = make_fasta_task(0, seed=0, stream="train")
-    >>> t.image.shape[1] <= 256 and 1 <= len(t.expected) <= 4
+    >>> t.image.shape[1] <= WIDE and 1 <= len(t.expected) <= MAX_STEPS
     True
 """
 
@@ -40,7 +40,7 @@ from costa.testing.tasks import _ADJUST_CLAUSES, Expected, SyntheticTask, _conta
 from costa.types import Box, Subtask
 
 WIDTH = 256
-WIDE = 384
+WIDE = 384  # text too long for 256 px at 20 px type is drawn at 384 × 240
 #: Largest number of subtasks in one task of this stream.
 MAX_STEPS = 4
 _TEXT_BACKGROUNDS = ("flat", "flat", "gradient", "noise", "texture", "texture")

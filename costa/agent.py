@@ -159,6 +159,8 @@ def run_turn(
     threshold: float | None = None,
     region: UserRegion | None = None,
     lazy: bool = True,
+    mode: str | None = None,
+    runtime: Any = None,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
 
@@ -167,7 +169,15 @@ def run_turn(
         threshold: quality a step's check must reach, in [0, 1] (default from settings).
         region: boxes/masks/points the user supplied.
         lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
+        mode: "lazy" / "eager" (whole-plan A*) or "fast-slow" (FaSTA*: learned subroutines first, local A* on
+            failure; `runtime` is its `costa.subroutines.executor.FastSlowRuntime`, built from settings when None).
     """
+    if mode == "fast-slow":
+        from costa.subroutines.executor import run_fast_slow
+
+        yield from run_fast_slow(services, image, plan, alpha, threshold, region, runtime)
+        return
+    lazy = lazy if mode is None else mode != "eager"
     t_start = time.perf_counter()
     alpha = services.settings.alpha if alpha is None else alpha
     threshold = services.settings.threshold if threshold is None else threshold

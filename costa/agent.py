@@ -21,7 +21,7 @@ from costa.events import ErrorEvent, Event, PlanReady, SubgraphBuilt, SubtaskDon
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
-from costa.types import Box, EditState, Mask, Plan, Point, Subtask, ToolSpec
+from costa.types import Box, EditState, Mask, Plan, Point, Subtask, ToolOutput, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -57,12 +57,25 @@ class UserRegion:
 
 
 @dataclass(frozen=True, eq=False)
+class FinalStep:
+    """A subtask's last step on a path: what reflection judges (the state before and after it, the tool's output)."""
+
+    subtask_id: str
+    tools: tuple[str, ...]
+    before: EditState
+    after: EditState
+    output: ToolOutput
+    produced: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)
 class TurnState:
     """The search's opaque state: the edit state plus per-subtask results gathered along this path."""
 
     edit: EditState
     results: tuple[tuple[str, str], ...] = ()
     images: tuple[tuple[str, np.ndarray], ...] = ()  # (subtask id, image after it) for subtasks that edit the image
+    finals: tuple[FinalStep, ...] = ()  # each subtask's final step along this path, in order
 
 
 @dataclass
@@ -117,12 +130,13 @@ class _Executor:
             verdict = check_step(self.ctx, tables.subtasks[node.kind], subtask, spec.outputs, before, after, output)
         except ToolError as e:
             return Outcome(seconds, 0.0, error=f"check of {node.tool} could not run: {e}")
-        results, images = parent.results, parent.images
+        results, images, finals = parent.results, parent.images, parent.finals
         if node.final:
             results = (*results, (node.subtask_id, _summarise(tables.subtasks[node.kind].produces, after, output)))
             if tables.subtasks[node.kind].edits_image:
                 images = (*images, (node.subtask_id, after.image))
-        return Outcome(seconds, verdict.quality, TurnState(after, results, images), verdict.reasons)
+            finals = (*finals, FinalStep(node.subtask_id, node.tools, before, after, output, spec.outputs))
+        return Outcome(seconds, verdict.quality, TurnState(after, results, images, finals), verdict.reasons)
 
 
 def step_params(spec: ToolSpec, subtask: Subtask, attempt: int) -> dict[str, Any]:
@@ -160,6 +174,8 @@ def run_turn(
     threshold: float | None = None,
     region: UserRegion | None = None,
     lazy: bool = True,
+    reflect: bool | None = None,
+    memory: Any = None,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
 
@@ -168,6 +184,9 @@ def run_turn(
         threshold: quality a step's check must reach, in [0, 1] (default from settings).
         region: boxes/masks/points the user supplied.
         lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
+        reflect: judge each finished subtask with the reflection experts and retry on their feedback
+            (`costa.reflect`); default from settings (COSTA_REFLECT, on).
+        memory: the session's `costa.reflect.memory.SessionMemory` (earlier turns' regions are protected).
     """
     t_start = time.perf_counter()
     alpha = services.settings.alpha if alpha is None else alpha
@@ -235,6 +254,22 @@ def run_turn(
         )
         return
     final: TurnState = result.state
+    if services.settings.reflect if reflect is None else reflect:
+        from costa.reflect.loop import reflect_turn
+
+        reflected = yield from reflect_turn(services, plan, image, region, result, executor, alpha, threshold, memory)
+        yield from reflected.done
+        yield TurnDone(
+            time.perf_counter() - t_start,
+            result.spent_seconds + reflected.extra_seconds,
+            result.executions + reflected.extra_executions,
+            reflected.quality,
+            reflected.image,
+            reflected.results,
+            ok=not skipped and reflected.ok,
+            skipped=skipped,
+        )
+        return
     results = dict(final.results)
     images = dict(final.images)
     steps = list(zip(result.path, result.step_quality, strict=True))

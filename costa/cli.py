@@ -40,6 +40,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--eager", action="store_true", help="run every successor on expansion (benchmark baseline)")
     e.add_argument("--events", help="also write every event as JSON lines to this file")
+    e.add_argument(
+        "--no-reflect",
+        action="store_true",
+        help="skip multi-expert reflection and its retries (also COSTA_REFLECT=0); see tool_tables/reflection.yaml",
+    )
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
 
     pl = sub.add_parser(
@@ -232,7 +237,8 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     done: TurnDone | None = None
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     try:
-        for ev in run_turn(services, image, plan, args.alpha, args.threshold, region, lazy=not args.eager):
+        reflect = False if args.no_reflect else None
+        for ev in run_turn(services, image, plan, args.alpha, args.threshold, region, not args.eager, reflect):
             if events_file is not None:
                 events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
             if isinstance(ev, ToolFinished):
@@ -263,6 +269,11 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
                     f"{ev.quality:.2f} — {ev.result}",
                     file=out,
                 )
+            elif ev.kind in ("reflection", "reflection_retry", "reflection_kept", "expert_dropped"):
+                from costa.reflect.report import describe_event
+
+                if not args.quiet or ev.kind == "reflection_kept":
+                    print(describe_event(ev), file=out)
             elif isinstance(ev, ErrorEvent):
                 print(f"error: {ev.message}", file=sys.stderr)
             elif isinstance(ev, TurnDone):

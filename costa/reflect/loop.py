@@ -83,7 +83,12 @@ class Reflector:
 
     @classmethod
     def for_services(cls, services: Services) -> Reflector:
-        protocol = load_protocol()
+        """The table's protocol (COSTA_REFLECTION_TABLE names another file), its offline and VLM experts."""
+        import os
+        from pathlib import Path
+
+        table = os.environ.get("COSTA_REFLECTION_TABLE")
+        protocol = load_protocol(Path(table) if table else None)
         return cls(protocol, offline_experts(protocol), vlm_panel(services.settings, protocol))
 
     def judge(self, evidence: Evidence, sid: str, attempt: int) -> tuple[tuple[ExpertJudgement, ...], list[Event]]:

@@ -57,6 +57,8 @@ class ExpertJudgement:
                 raise ValueError(f"expert {self.name!r}: unknown dimension {dim!r}")
             if value is not None and not 0.0 <= value <= 10.0:
                 raise ValueError(f"expert {self.name!r}: {dim} must be in [0, 10], got {value}")
+        # Every dimension is present; the ones this expert did not judge are None (never a filled-in constant).
+        object.__setattr__(self, "scores", {d: self.scores.get(d) for d in DIMENSIONS})
 
     @property
     def judged(self) -> tuple[str, ...]:

@@ -11,7 +11,8 @@ Stored through `costa.store.Store` (migration `_m4_memory`): one row per turn, m
 
 Example:
     >>> m = SessionMemory()
-    >>> m.add(TurnRecord(1, "Make the object red.", "Make the object red.", (("object_recoloration", "object", "red"),)))
+    >>> steps = (("object_recoloration", "object", "red"),)
+    >>> m.add(TurnRecord(1, "Make the object red.", "Make the object red.", steps))
     >>> m.resolve("Use green instead.").text
     'Make the object green.'
     >>> m.resolve("Make it bigger.").text
@@ -92,7 +93,7 @@ class SessionMemory:
     def _last(self, want: str = "target") -> tuple[TurnRecord, tuple[str, str | None, str | None]] | None:
         for t in reversed(self.turns):
             for step in reversed(t.steps):
-                kind, target, result = step
+                _kind, target, result = step
                 if want == "target" and target:
                     return t, step
                 if want == "colour" and result and _is_colour(result):

@@ -405,14 +405,17 @@ def _mirror_score(before: np.ndarray, after: np.ndarray) -> tuple[float | None, 
         (after[top + h0 :], after[top + h0 - (h1 - h0 - top) : top + h0][::-1]) if h1 - h0 - top else None,
     ]
     for pair in margins:
-        if pair is None or pair[0].size == 0 or pair[0].shape != pair[1].shape:
+        if pair is None or pair[0].size == 0 or pair[0].shape != pair[1].shape or min(pair[0].shape[:2]) < 3:
             continue
-        a, b = pair[0].astype(np.float32).ravel(), pair[1].astype(np.float32).ravel()
-        if a.std() < 1.0 or b.std() < 1.0:
+        # High-pass content only: a smooth gradient continued and a gradient mirrored look alike, a copied
+        # texture or a mirrored letter does not.
+        a = _laplacian(_grey(np.ascontiguousarray(pair[0]))).ravel()
+        b = _laplacian(_grey(np.ascontiguousarray(pair[1]))).ravel()
+        if a.std() < 2.0 or b.std() < 2.0:
             continue
         sims.append(float(np.corrcoef(a, b)[0, 1]))
     if not sims:
-        return 10.0, "margins are flat or too thin to mirror anything"
+        return 10.0, "the new margins hold no detail that could be a mirrored copy"
     worst = max(sims)
     return _ramp(worst, 0.6, 0.95), f"new margins correlate {worst:.2f} with a mirror of the original"
 

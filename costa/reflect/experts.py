@@ -32,9 +32,6 @@ from costa.types import EditState, Subtask, SubtaskSpec, ToolOutput
 #: Kinds whose edit is the whole picture by design (they are "about" every earlier region).
 from costa.vlm import GLOBAL_KINDS, RESIZING_KINDS
 
-#: Kinds that fill a hole from its surroundings (seams and smears matter most there).
-FILL_KINDS = frozenset({"object_removal", "text_removal", "outpainting", "text_redaction"})
-
 
 @dataclass(frozen=True)
 class ProtectedRegion:
@@ -261,9 +258,24 @@ class PerceptionExpert:
             return ExpertJudgement(
                 self.name, "offline", {"perceptual_quality": 10.0}, ("no visible change to judge",), ()
             )
+        if e.subtask.kind in self.protocol.kinds(self.name, "by_design"):
+            return self._halo_only(e, changed)
         if e.subtask.kind in GLOBAL_KINDS or changed.mean() > 0.6:
             return self._global(e)
         return self._local(e, changed)
+
+    def _halo_only(self, e: Evidence, region: np.ndarray) -> ExpertJudgement:
+        """A flat bar, a blur or a plain background is the point: only a halo around it is judged."""
+        band = int(self.protocol.option(self.name, "band_px", 4))
+        ring = dilate_mask(region, band) & ~dilate_mask(region, 1)
+        if not ring.any():
+            return ExpertJudgement(self.name, "offline", {}, ("nothing around the edit to judge",))
+        moved = float(np.abs(_grey(e.result)[ring] - _grey(e.start)[ring]).mean())
+        s = _ramp(moved, 6.0, 25.0)
+        text = f"the ring around the edit moved {moved:.0f} grey levels"
+        pos = (text + " (the edit's flat or blurred look is intended)",) if s >= 7 else ()
+        neg = () if s >= 7 else (Feedback("a halo: " + text, "next_params"),)
+        return ExpertJudgement(self.name, "offline", {"perceptual_quality": round(s, 2)}, pos, neg)
 
     def _local(self, e: Evidence, region: np.ndarray) -> ExpertJudgement:
         p = self.protocol
@@ -281,7 +293,8 @@ class PerceptionExpert:
         sharp_in = float(lap_after[inside].mean())
         sharp_rest = float(lap_after[rest].mean())
         # Smear: a fill much smoother than the texture around it (only meaningful where the rest has texture).
-        if e.subtask.kind in FILL_KINDS and sharp_rest > 2.0:
+        fill = self.protocol.kinds(self.name, "fill_kinds")
+        if e.subtask.kind in fill and sharp_rest > 2.0:
             ratio = sharp_in / sharp_rest
             smear = p.option(self.name, "smear_ratio", 0.25)
             s = _ramp(ratio, 2 * smear, smear / 2)
@@ -301,7 +314,7 @@ class PerceptionExpert:
         edge = dilate_mask(region, 1) & ~erode_mask(region, 1)
         ring_in = erode_mask(region, 1) & ~erode_mask(region, 1 + band)
         ring_out = dilate_mask(region, 1 + band) & ~dilate_mask(region, 1)
-        if e.subtask.kind in FILL_KINDS and edge.any() and ring_in.any() and ring_out.any():
+        if e.subtask.kind in fill and edge.any() and ring_in.any() and ring_out.any():
             grad = _gradient(after_g)
             sides = max(float(grad[ring_in].mean()), float(grad[ring_out].mean()), 1.0)
             seam = float(np.median(grad[edge])) / sides

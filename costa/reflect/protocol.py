@@ -93,6 +93,7 @@ class OfflineExpertSpec:
     judges: tuple[str, ...]
     about: str = ""
     options: Mapping[str, float] = field(default_factory=dict)
+    kinds: Mapping[str, frozenset[str]] = field(default_factory=dict)  # named lists of subtask kinds
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,13 @@ class Protocol:
             if e.name == name:
                 return e
         raise KeyError(f"reflection.yaml has no offline expert {name!r}")
+
+    def kinds(self, expert: str, key: str) -> frozenset[str]:
+        """A named list of subtask kinds from an expert's row (empty when absent)."""
+        try:
+            return self.expert(expert).kinds.get(key, frozenset())
+        except KeyError:
+            return frozenset()
 
     def option(self, expert: str, key: str, default: float) -> float:
         try:
@@ -173,8 +181,13 @@ def parse_protocol(data: Any) -> Protocol:
         judges = tuple(_need(row, "judges", list, where))
         if bad := [d for d in judges if d not in DIMENSIONS]:
             raise TableError(f"reflection.yaml: {where} ({name}) judges unknown dimensions {bad}")
-        options = {k: float(v) for k, v in row.items() if k not in ("name", "judges", "about")}
-        offline.append(OfflineExpertSpec(name, judges, str(row.get("about", "")), options))
+        rest = {k: v for k, v in row.items() if k not in ("name", "judges", "about")}
+        try:
+            options = {k: float(v) for k, v in rest.items() if not isinstance(v, list)}
+        except (TypeError, ValueError) as e:
+            raise TableError(f"reflection.yaml: {where} ({name}) has a non-numeric option: {e}") from e
+        kinds = {k: frozenset(str(x) for x in v) for k, v in rest.items() if isinstance(v, list)}
+        offline.append(OfflineExpertSpec(name, judges, str(row.get("about", "")), options, kinds))
     roles = []
     for i, row in enumerate(data.get("vlm_roles") or [], start=1):
         where = f"vlm role {i}"

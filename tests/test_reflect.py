@@ -239,3 +239,55 @@ def test_switch_off_runs_no_experts(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     plan = plan_with_rules("Make the object blue.", services.tables.subtasks)
     events = list(run_turn(services, image, plan, region=UserRegion(boxes=(box,))))
     assert not [e for e in events if isinstance(e, Reflection)] and events[-1].ok
+
+
+def test_session_memory_resolves_protects_and_persists(tmp_path: Path) -> None:
+    from costa.reflect.session import load_session_memory
+    from tests.test_ui_workspace import finish, new_session_with
+    from ui.workspace import Workspace
+
+    image, box = _scene()
+    path = tmp_path / "disc.png"
+    from PIL import Image
+
+    Image.fromarray(image).save(path)
+    settings = Settings(home=tmp_path)
+    ws = Workspace(Services(settings), Store(tmp_path / "store"))
+    sid = new_session_with(ws, path)
+    first = finish(ws.run(sid, None, "Make the object blue.", box=f"{box.x},{box.y},{box.w},{box.h}"))
+    assert first.status == "done"
+    second = finish(ws.run(sid, None, "Use green instead."))  # no box: the turn it refers to gives it
+    ws.close()
+    assert any("Make the object green." in n for n in second.notes)
+    assert second.status == "done" and second.plan is not None and second.plan.subtasks[0].result == "green"
+    memory = load_session_memory(Store(tmp_path / "store"), sid)
+    assert [t.resolved for t in memory.turns] == ["Make the object blue.", "Make the object green."]
+    assert memory.turns[0].box == box and memory.turns[0].masks and memory.protected(image.shape[:2])
+
+
+def test_cli_writes_reflection_events_and_can_switch_them_off(tmp_path: Path) -> None:
+    import io
+    import json
+
+    from PIL import Image
+
+    from costa.cli import main
+
+    image, box = _scene()
+    src = tmp_path / "disc.png"
+    Image.fromarray(image).save(src)
+    args = [
+        "edit", str(src), "Make the object blue.", "--box", f"{box.x},{box.y},{box.w},{box.h}",
+        "-o", str(tmp_path / "out.png"), "--events", str(tmp_path / "ev.jsonl"),
+    ]  # fmt: skip
+    out = io.StringIO()
+    assert main(args, out) == 0
+    events = [json.loads(line) for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
+    refl = [e for e in events if e["kind"] == "reflection"]
+    assert refl and set(refl[0]) == {"kind", "subtask_id", "attempt", "experts", "score", "decision"}
+    assert set(refl[0]["experts"][0]) == {"name", "kind", "scores", "score", "positive", "negative"}
+    assert set(refl[0]["experts"][0]["scores"]) == set(DIMS)
+    assert "reflect s1 attempt 1" in out.getvalue()
+    assert main([*args, "--no-reflect"], io.StringIO()) == 0
+    events = [json.loads(line) for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
+    assert not [e for e in events if e["kind"].startswith("reflection")]

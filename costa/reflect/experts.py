@@ -299,6 +299,7 @@ class PerceptionExpert:
             smear = p.option(self.name, "smear_ratio", 0.25)
             s = _ramp(ratio, 2 * smear, smear / 2)
             aes.append(s)
+            pq.append(s)  # a smear is an artifact as well as ugly
             text = f"texture inside the edit is {ratio:.2f}× the rest's"
             (positive.append(text) if s >= 7 else negative.append(Feedback(text + ": a smear", "other_path")))
         # Noise: far more high-frequency energy inside than the rest and than before.

@@ -217,7 +217,9 @@ def run_turn(
         yield ErrorEvent("no subtask can run here: " + " | ".join(f"{k}: {v}" for k, v in skipped.items()))
         yield TurnDone(time.perf_counter() - t_start, 0.0, 0, 0.0, None, ok=False, skipped=skipped)
         return
-    executor = _Executor(services, plan, region, CheckContext(reader=services.reader))
+    from costa.reflect.memo import MemoReader  # the same pixels are read once per turn (checks, then reflection)
+
+    executor = _Executor(services, plan, region, CheckContext(reader=MemoReader(services.reader)))
 
     def label(n: object) -> tuple[str, str]:
         return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))

@@ -108,7 +108,12 @@ class Reflector:
 
 
 def _evidence(
-    services: Services, plan: Plan, a: Attempt, protected: Sequence[ProtectedRegion], history: Sequence[str]
+    services: Services,
+    plan: Plan,
+    a: Attempt,
+    protected: Sequence[ProtectedRegion],
+    history: Sequence[str],
+    ctx: CheckContext | None = None,
 ) -> Evidence:
     subtask = plan.by_id(a.final.subtask_id)
     spec = services.tables.subtasks[subtask.kind]
@@ -120,7 +125,7 @@ def _evidence(
         a.final.before,
         a.final.after,
         a.final.output,
-        CheckContext(reader=services.reader),
+        ctx or CheckContext(reader=services.reader),
         tuple(protected),
         tuple(history),
     )
@@ -281,7 +286,8 @@ def reflect_turn(
             rejected.add(a.tools)
             if len(a.tools) > 1:
                 grounders.add(a.tools[0])
-            judgements, events = reflector.judge(_evidence(services, plan, a, protected, history), sid, a.number)
+            ev_in = _evidence(services, plan, a, protected, history, getattr(executor, "ctx", None))
+            judgements, events = reflector.judge(ev_in, sid, a.number)
             yield from events
             a.judgements = judgements
             a.score = round(aggregate(judgements), 3)

@@ -366,6 +366,7 @@ class Workspace:
         brush: Mask | None = None,
         reflect: bool | None = None,
     ) -> Iterator[tuple[TurnView, Event | None]]:
+        from costa.reflect.report import chat_note
         from costa.reflect.session import load_session_memory, remember_turn
 
         rt.stop.clear()
@@ -417,6 +418,8 @@ class Workspace:
                         continue  # the planner already announced the plan
                     events.append(ev)
                     view.apply(ev)
+                    if (note := chat_note(ev)) is not None:
+                        view.notes.append(note)  # reflection retries and best-of choices, said in the chat
                     yield view, ev
                     if rt.stop.is_set():
                         turn.close()

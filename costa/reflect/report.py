@@ -18,10 +18,10 @@ from typing import Any
 from costa.reflect.protocol import DIMENSIONS
 
 _SHORT = {
-    "semantic_alignment": "semantic",
-    "perceptual_quality": "perceptual",
-    "aesthetics": "aesthetics",
-    "logical_consistency": "logical",
+    "semantic_alignment": "sem.",
+    "perceptual_quality": "perc.",
+    "aesthetics": "aesth.",
+    "logical_consistency": "logic",
 }
 
 
@@ -44,6 +44,27 @@ def describe_event(ev: Any) -> str:
     if ev.kind == "expert_dropped":
         return f"  drop expert {ev.expert} for {ev.subtask_id} attempt {ev.attempt}: {ev.reason}"
     return str(ev)
+
+
+def chat_note(ev: Any) -> str | None:
+    """What the chat should say about a reflection event (None when nothing noteworthy: accepted at once)."""
+    if ev.kind == "reflection_retry":
+        if ev.action == "ask_user":
+            return (
+                f"🔎 Reflection on {ev.subtask_id}: the target may be wrong — point at it and send again ({ev.reason})."
+            )
+        return (
+            f"🔎 Reflection rejected {ev.subtask_id} attempt {ev.attempt - 1} ({ev.reason}); retrying by {ev.action}."
+        )
+    if ev.kind == "reflection_kept":
+        if ev.accepted and ev.attempt == 1:
+            return None
+        if ev.accepted:
+            return f"🔎 {ev.subtask_id}: kept attempt {ev.attempt} (S {ev.score:.1f})."
+        return f"🔎 {ev.subtask_id}: {ev.reason}."
+    if ev.kind == "expert_dropped":
+        return f"🔎 Expert {ev.expert} skipped for {ev.subtask_id}: {ev.reason}."
+    return None
 
 
 def panel_markdown(events: Iterable[Any]) -> str:

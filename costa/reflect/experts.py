@@ -191,7 +191,7 @@ class PreservationExpert:
             inter = float((r.mask & target).sum())
             iou = inter / float((r.mask | target).sum())
             if iou >= about:
-                positive.append(f"this edit is about {r.label} (turn {r.turn}), so it may change it")
+                positive.append(f"this edit is about {r.label}, so it may change it")
                 continue
             keep = r.mask & ~grown if inter > 0 else r.mask
             if not keep.any():
@@ -199,7 +199,8 @@ class PreservationExpert:
             share = float(changed[keep].mean())
             s = _ramp(share, tol, tol + 0.05)
             scores.append(s)
-            text = f"{share:.1%} of {r.label} (edited in turn {r.turn}) changed"
+            when = f"edited in turn {r.turn}" if r.turn > 0 else "edited earlier in this turn"
+            text = f"{share:.1%} of {r.label} ({when}) changed"
             if s >= 7:
                 positive.append(text + "; it is intact")
             else:

@@ -203,13 +203,16 @@ def record_turn(
     level: int = 12,
 ) -> TurnRecord:
     """A `TurnRecord` from a finished turn: accepted masks are the pixels each subtask changed (> `level`)."""
+    from costa.vlm import GLOBAL_KINDS
+
     steps = tuple((s.kind, s.target, s.result) for s in plan.subtasks) if plan is not None else ()
+    kinds = {s.id: s.kind for s in plan.subtasks} if plan is not None else {}
     masks = []
     prev = base
     for sid, img in images:
         if img is None:
             continue
-        if img.shape == prev.shape:
+        if img.shape == prev.shape and kinds.get(sid) not in GLOBAL_KINDS:  # a whole-image edit protects nothing
             mask = np.abs(img.astype(np.int16) - prev.astype(np.int16)).max(axis=2) > level
             if mask.any():
                 masks.append((sid, mask))

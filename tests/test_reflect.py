@@ -4,7 +4,6 @@ expert down, a slow expert."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -223,13 +222,13 @@ def test_one_expert_down_leaves_the_others(tmp_path: Path, monkeypatch: pytest.M
 
 def test_slow_expert_times_out_without_holding_the_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeOpenAI([slow(4.0), chat(_judge(8.0), delay=0.3)]) as fake:
-        t0 = time.perf_counter()
         events = _run(fake, _vlm_table(tmp_path, 2), monkeypatch, timeout=1.0)
-        seconds = time.perf_counter() - t0
     dropped = [e for e in events if isinstance(e, ExpertDropped)]
     assert len(dropped) == 1 and "timed out" in dropped[0].reason
     assert next(e for e in events if isinstance(e, Reflection)).score == 8.0
-    assert seconds < 3.5
+    timed_out = [e for e in events if isinstance(e, LlmCall) and not e.ok]
+    # The client gave up at its 1 s limit instead of waiting the 4 s the slow reply takes.
+    assert len(timed_out) == 1 and timed_out[0].seconds < 3.0
 
 
 def test_switch_off_runs_no_experts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,7 @@ All images RGB uint8 (H, W, 3); masks bool (H, W).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from typing import Protocol as TypingProtocol
 
@@ -444,11 +444,3 @@ def offline_experts(protocol: Protocol) -> tuple[Any, ...]:
             raise KeyError(f"reflection.yaml names an unknown offline expert {spec.name!r}; known: {sorted(known)}")
         out.append(known[spec.name](protocol))
     return tuple(out)
-
-
-@dataclass
-class Panel:
-    """The experts that judge an attempt: offline ones always, VLM ones when configured."""
-
-    offline: tuple[Any, ...]
-    vlm: tuple[Any, ...] = field(default_factory=tuple)

@@ -207,6 +207,8 @@ def log_lines(view: TurnView) -> list[str]:
         lines.append(f"chosen path: {steps} ({view.path.seconds:.3f} s, quality {view.path.quality:.2f})")
     for sid, d in view.done_subtasks.items():
         lines.append(f"done {sid} {d.subtask_kind}: quality {d.quality:.2f} — {d.result}")
+    for sid, u in view.unverified.items():
+        lines.append(f"unverified {sid} {u.target!r}: {u.summary}")
     lines += [f"error: {e}" for e in view.errors]
     if view.question:
         lines.append(f"question: {view.question}")
@@ -234,7 +236,11 @@ def final_text(view: TurnView) -> str:
         lines.append(f"⏹️ **Stopped** after {t['executions']:.0f} tool run(s); the image is unchanged.")
     elif view.outcome is not None:
         cost = f"{t['executions']:.0f} tool run(s), {t['tool_seconds']:.2f} tool-seconds, turn {t['seconds']:.2f} s"
-        if view.status == "done":
+        if view.status == "unverified":
+            from ui.targets_view import unverified_text
+
+            lines.append(unverified_text(view))
+        elif view.status == "done":
             lines.append(f"✅ **Done** · {cost} · path quality {view.outcome.quality:.2f}")
         elif view.status == "partial":
             lines.append(f"☑️ **Partly done** · {cost} · some subtasks were not run (see above)")

@@ -113,12 +113,13 @@ class TurnView:
     predicted: list[NodeKey] = field(default_factory=list)
     path: E.PathChosen | None = None
     done_subtasks: dict[str, E.SubtaskDone] = field(default_factory=dict)
+    unverified: dict[str, E.TargetUnverified] = field(default_factory=dict)  # found but not verified: not done
     llm: list[E.LlmCall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     question: str | None = None
     outcome: E.TurnDone | None = None
-    status: str = "planning"  # planning, searching, done, partial, failed, stopped
+    status: str = "planning"  # planning, searching, done, partial, unverified, failed, stopped
     result_version: int | None = None
     _popped: tuple[NodeKey, bool] | None = None
 
@@ -170,6 +171,10 @@ class TurnView:
             self.errors.append(f"No tool path passed its checks: {ev.reason}.")
         elif isinstance(ev, E.SubtaskDone):
             self.done_subtasks[ev.subtask_id] = ev
+        elif isinstance(ev, E.TargetUnverified):
+            self.unverified[ev.subtask_id] = ev
+        elif isinstance(ev, E.PointingNeeded):
+            self.needs_pointing.update(ev.subtask_ids)
         elif isinstance(ev, E.ErrorEvent):
             if ev.message not in self.errors:
                 self.errors.append(ev.message)
@@ -178,6 +183,8 @@ class TurnView:
             self.unavailable.update(ev.skipped)
             if ev.image is None:
                 self.status = "failed"
+            elif ev.unverified and not ev.ok:
+                self.status = "unverified"  # a target was found but not verified: not done, nothing accepted
             else:
                 self.status = "done" if ev.ok else "partial"
 

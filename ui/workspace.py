@@ -31,6 +31,7 @@ from costa.search import check_alpha, predict_best
 from costa.services import Services
 from costa.store import Session, Store, Turn, Version, accuracy
 from costa.types import Mask, Plan
+from ui.targets_view import record_targets
 from ui.turnview import GraphLayout, TurnView
 
 log = logging.getLogger(__name__)
@@ -396,11 +397,15 @@ class Workspace:
                         turn.close()
                         view.stop()
                         break
-            if view.outcome is not None and view.outcome.image is not None and view.status != "stopped":
+            if (
+                view.outcome is not None
+                and view.outcome.image is not None
+                and view.status not in ("stopped", "unverified")
+            ):
                 result_version = self._save_versions(session.id, head, turn_id, instruction, view)
                 view.result_version = result_version
             self._after_turn_pointing(view, params["given"])
-            status = view.status if view.status in ("done", "partial", "stopped") else "failed"
+            status = view.status if view.status in ("done", "partial", "unverified", "stopped") else "failed"
         except GeneratorExit:
             status = "stopped"
             view.stop()
@@ -410,8 +415,10 @@ class Workspace:
             if view.outcome is not None:
                 summary["results"] = dict(view.outcome.results)
                 summary["skipped"] = dict(view.outcome.skipped)
+                summary["unverified"] = dict(view.outcome.unverified)
             if view.path is not None:
                 summary["path"] = [list(p) for p in view.path.path]
+            record_targets(self.store, turn_id, events)
             self.store.finish_turn(
                 turn_id,
                 status,  # type: ignore[arg-type]

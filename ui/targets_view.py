@@ -1,0 +1,95 @@
+"""The app's side of an unverified target: the candidate region highlighted on the image, the chat text with the two
+ways on ("Edit this region" / "Let me point") and "Do the rest", and the store records of each target.
+
+Kept apart from the page layout so the session core can call it from wherever turns run: `record_targets` after a
+turn, `candidate_overlay` for the image, `accept_region` / `plan_without` for the three actions (each keeps the
+instruction: the turn is run again with the candidate as the user's mask, or without the unverified subtasks).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from costa.events import PointingNeeded, TargetUnverified
+from costa.types import Mask, Plan
+
+if TYPE_CHECKING:
+    from costa.store import Store
+    from ui.turnview import TurnView
+
+#: Highlight colour (RGB) and opacity of the candidate region.
+HIGHLIGHT = (255, 215, 0)
+HIGHLIGHT_ALPHA = 0.45
+#: Labels of the actions offered on an unverified target.
+EDIT_THIS_REGION = "Edit this region"
+LET_ME_POINT = "Let me point"
+DO_THE_REST = "Do the rest"
+
+
+def unverified_text(view: TurnView) -> str:
+    """The closing chat line of a turn whose target was found but not verified."""
+    parts = []
+    for sid, u in view.unverified.items():
+        missing = "; ".join(u.missing) or "its identity"
+        parts.append(f"{sid} '{u.target}': not verified — {missing}")
+    return (
+        "🎯 **Target not verified** · " + " · ".join(parts) + ". The candidate region is highlighted on the image: "
+        f"**{EDIT_THIS_REGION}** edits it anyway, **{LET_ME_POINT}** lets you click, box or brush the object; "
+        f"**{DO_THE_REST}** runs the other subtasks. Nothing was saved."
+    )
+
+
+def candidate_overlay(image: np.ndarray, region: np.ndarray | None) -> np.ndarray:
+    """`image` (RGB uint8) with `region` (bool (H, W)) tinted in `HIGHLIGHT` and outlined; unchanged without one."""
+    if region is None or region.shape != image.shape[:2] or not region.any():
+        return image
+    from costa.masks import dilate_mask
+
+    out = image.astype(np.float32)
+    tint = np.array(HIGHLIGHT, np.float32)
+    out[region] = (1 - HIGHLIGHT_ALPHA) * out[region] + HIGHLIGHT_ALPHA * tint
+    edge = dilate_mask(region, 2) & ~region
+    out[edge] = tint
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def candidate_region(view: TurnView) -> np.ndarray | None:
+    """The union of the candidate regions of the view's unverified targets (None when there are none)."""
+    regions = [u.region for u in view.unverified.values() if u.region is not None]
+    if not regions:
+        return None
+    out = np.zeros_like(regions[0], dtype=bool)
+    for r in regions:
+        if r.shape == out.shape:
+            out |= r
+    return out
+
+
+def accept_region(view: TurnView) -> Mask | None:
+    """ "Edit this region": the candidate as the user's brush mask, for rerunning the same instruction."""
+    region = candidate_region(view)
+    return Mask(region, label="accepted candidate") if region is not None else None
+
+
+def plan_without(plan: Plan, subtask_ids: set[str]) -> Plan:
+    """ "Do the rest": the plan without `subtask_ids` and every subtask that depends on them."""
+    drop = set(subtask_ids)
+    for s in plan.subtasks:  # parents are listed first, so one pass finds every dependant
+        if any(p in drop for p in s.parents):
+            drop.add(s.id)
+    kept = tuple(s for s in plan.subtasks if s.id not in drop)
+    return plan.model_copy(update={"subtasks": kept})
+
+
+def record_targets(store: Store, turn_id: int, events: list[object]) -> None:
+    """Store one target record per `TargetUnverified` and `PointingNeeded` event of a turn."""
+    for ev in events:
+        if isinstance(ev, TargetUnverified):
+            store.record_target(
+                turn_id, ev.subtask_id, ev.target, "unverified", ev.method, ev.verified, ev.missing, ev.summary
+            )
+        elif isinstance(ev, PointingNeeded):
+            for sid in ev.subtask_ids:
+                store.record_target(turn_id, sid, ev.target, "pointing_needed", summary=ev.reason)

@@ -89,6 +89,10 @@ class _Executor:
     advice: dict[str, None] = field(default_factory=dict)
     #: Deterministic refusals, (tool id, subtask id) → error: a retry with other parameters would refuse the same way.
     refused: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Edit a target that was found but not verified (the user accepted the candidate) instead of stopping there.
+    accept_unverified: bool = False
+    #: Subtask id → (what its grounder verified, the candidate region) for targets found but not verified.
+    unverified: dict[str, tuple[Verification, np.ndarray | None]] = field(default_factory=dict)
 
     def _record(self, tool: str, error: ToolError) -> None:
         if isinstance(error, GroundingError):
@@ -134,10 +138,20 @@ class _Executor:
             return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
         seconds = time.perf_counter() - t0
         after = before.with_output(output)
+        record, candidate = output_verification(output, after)
+        if record is not None and not record.ok and not self.accept_unverified:
+            # Not verified: no edit of it will be accepted, so none is paid for; the candidate is kept to show.
+            self.unverified.setdefault(subtask.id, (record, candidate))
+            if any(e.aspect == "class" for e in record.missing):  # no parameter makes a colour into a car
+                self.refused[(node.tool, subtask.id)] = f"target not verified ({record.summary()})"
+            return Outcome(seconds, 0.0, error=f"{node.tool}: target not verified — {record.summary()}")
         try:
             verdict = check_step(self.ctx, tables.subtasks[node.kind], subtask, spec.outputs, before, after, output)
         except ToolError as e:
             return Outcome(seconds, 0.0, error=f"check of {node.tool} could not run: {e}")
+        for reason in verdict.reasons:
+            if "point better" in reason:  # the user's pointing, not the tool, was the problem: say so at the end
+                self.advice[reason[:1].upper() + reason[1:]] = None
         results, images = parent.results, parent.images
         verifications = _with_verification(parent.verifications, subtask, output, after, self.region, node.final)
         if node.final:
@@ -146,6 +160,33 @@ class _Executor:
                 images = (*images, (node.subtask_id, after.image))
         state = TurnState(after, results, images, verifications)
         return Outcome(seconds, verdict.quality, state, verdict.reasons)
+
+
+def output_verification(output: Any, after: EditState) -> tuple[Verification | None, np.ndarray | None]:
+    """The `Verification` on the masks or boxes a step output, and the union of those as a bool (H, W) region."""
+    for kind in ("masks", "boxes"):
+        items = tuple(output.artifacts.get(kind) or ())
+        found = next((i.verification for i in items if getattr(i, "verification", None) is not None), None)
+        if found is not None:
+            candidate = np.zeros((after.height, after.width), dtype=bool)
+            for item in items:
+                data = item.data if kind == "masks" else item.to_mask(after.height, after.width)
+                if data.shape == candidate.shape:
+                    candidate |= data
+            return found, candidate
+    return None, None
+
+
+def _unverified_event(plan: Plan, sid: str, record: Verification, candidate: np.ndarray | None) -> TargetUnverified:
+    return TargetUnverified(
+        sid,
+        plan.by_id(sid).target or "",
+        record.method,
+        tuple(e.describe() for e in record.verified),
+        tuple(e.describe() for e in record.missing),
+        record.summary(),
+        candidate,
+    )
 
 
 def _with_verification(
@@ -158,18 +199,7 @@ def _with_verification(
 ) -> tuple[tuple[str, Verification, np.ndarray | None], ...]:
     """`known` plus what this step's grounder verified (the record on the masks or boxes it output), or, at the end
     of a subtask with a target that no grounder verified, "pointed by the user" when the user pointed."""
-    found: Verification | None = None
-    candidate: np.ndarray | None = None
-    for kind in ("masks", "boxes"):
-        items = tuple(output.artifacts.get(kind) or ())
-        found = next((i.verification for i in items if getattr(i, "verification", None) is not None), None)
-        if found is not None:
-            candidate = np.zeros((after.height, after.width), dtype=bool)
-            for item in items:
-                data = item.data if kind == "masks" else item.to_mask(after.height, after.width)
-                if data.shape == candidate.shape:
-                    candidate |= data
-            break
+    found, candidate = output_verification(output, after)
     if found is None and final and subtask.target and region.artifacts() and all(k != subtask.id for k, _, _ in known):
         from costa.grounding import pointed
 
@@ -287,6 +317,7 @@ def run_turn(
         yield TurnDone(time.perf_counter() - t_start, 0.0, 0, 0.0, None, ok=False, skipped=skipped)
         return
     executor = _Executor(services, plan, region, CheckContext(reader=services.reader))
+    executor.accept_unverified = accept_unverified
 
     def label(n: object) -> tuple[str, str]:
         return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))
@@ -308,6 +339,9 @@ def run_turn(
     for obs in result.observations:
         services.estimates.observe(obs.node.tool, obs.node.kind, obs.seconds, obs.quality)
     if not result.found:
+        unverified = {sid: rec.summary() for sid, (rec, _) in executor.unverified.items()}
+        for sid, (rec, cand) in executor.unverified.items():
+            yield _unverified_event(plan, sid, rec, cand)
         why = executor.failure_summary()
         yield ErrorEvent(
             f"no tool path passed its checks: {result.reason}; the image is unchanged" + (f" — {why}" if why else "")
@@ -320,6 +354,7 @@ def run_turn(
             None,
             ok=False,
             skipped=skipped,
+            unverified=unverified,
         )
         return
     final: TurnState = result.state
@@ -332,17 +367,9 @@ def run_turn(
         mine = [(n, q) for n, q in steps if n.subtask_id == sid]
         quality = float(np.prod([q for _, q in mine])) if mine else 0.0
         record, candidate = checked.get(sid, (None, None))
-        if record is not None and not record.ok:
+        if record is not None and not record.ok:  # only when accepted: unaccepted ones never reach a path
             unverified[sid] = record.summary()
-            yield TargetUnverified(
-                sid,
-                plan.by_id(sid).target or "",
-                record.method,
-                tuple(e.describe() for e in record.verified),
-                tuple(e.describe() for e in record.missing),
-                record.summary(),
-                candidate,
-            )
+            yield _unverified_event(plan, sid, record, candidate)
             if not accept_unverified:
                 continue
         yield SubtaskDone(

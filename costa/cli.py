@@ -78,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     bk.add_argument("--seed", type=int, default=0)
     bp = bsub.add_parser("planner", help="offline planner on the shared benchmark instructions: coverage and speed")
     bp.add_argument("--data", default=None, help="benchmark folder (default ../shared/benchmarks)")
+    bg = bsub.add_parser("grounding", help="colour grounder seconds on a 12-MP photo against a 0.4-MP one")
+    bg.add_argument("--runs", type=int, default=3, help="timed runs per size (median reported)")
     ba = bsub.add_parser("app", help="app start-up time, first streamed event, 8 concurrent clients × 5 edits")
     ba.add_argument("--starts", type=int, default=5, help="app starts timed (median reported)")
     ba.add_argument("--first-runs", type=int, default=10, help="edits timed to their first streamed event")
@@ -295,9 +297,6 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     assert done is not None  # run_turn always ends with TurnDone
     _print_ledger(ledger, done, out)
     _print_llm_costs(planning_events, out)
-    if done.image is None:
-        print("nothing was written", file=sys.stderr)
-        return EXIT_ERROR
     if done.unverified and not args.accept_unverified:
         for sid, why in done.unverified.items():
             print(f"error: the target of {sid} was not verified — {why}", file=sys.stderr)
@@ -307,6 +306,9 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
         )
         return EXIT_UNVERIFIED
+    if done.image is None:
+        print("nothing was written", file=sys.stderr)
+        return EXIT_ERROR
     save_image(done.image, output)
     print(f"wrote {output}", file=out)
     if not done.ok:
@@ -407,6 +409,12 @@ def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
         from costa.bench.planner_bench import format_planner_report, run_planner_bench
 
         print(format_planner_report(run_planner_bench(args.data)), file=out)
+    elif args.bench == "grounding":
+        from costa.bench.grounding_bench import run_grounding_bench
+
+        if args.runs < 1:
+            raise InputError(f"--runs must be at least 1, got {args.runs}")
+        print(run_grounding_bench(runs=args.runs), file=out)
     elif args.bench == "app":
         from costa.bench.app_bench import run_app_bench
 

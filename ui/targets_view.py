@@ -8,7 +8,7 @@ instruction: the turn is run again with the candidate as the user's mask, or wit
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -93,3 +93,106 @@ def record_targets(store: Store, turn_id: int, events: list[object]) -> None:
         elif isinstance(ev, PointingNeeded):
             for sid in ev.subtask_ids:
                 store.record_target(turn_id, sid, ev.target, "pointing_needed", summary=ev.reason)
+
+
+def targets_report(view: TurnView) -> dict[str, dict[str, object]]:
+    """Per unverified or unfindable subtask: its target, status, what was and was not verified, the candidate size."""
+    out: dict[str, dict[str, object]] = {}
+    for sid, u in view.unverified.items():
+        out[sid] = {
+            "target": u.target,
+            "status": "unverified",
+            "method": u.method,
+            "verified": list(u.verified),
+            "missing": list(u.missing),
+            "candidate_px": int(u.region.sum()) if u.region is not None else 0,
+            "actions": [EDIT_THIS_REGION, LET_ME_POINT, DO_THE_REST],
+        }
+    if view.plan is not None:
+        for sid in sorted(view.needs_pointing - set(out)):
+            if sid in view.done_subtasks:
+                continue
+            out[sid] = {
+                "target": view.plan.by_id(sid).target or "",
+                "status": "pointing_needed",
+                "why": view.unavailable.get(sid, ""),
+                "actions": [LET_ME_POINT, DO_THE_REST],
+            }
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- app wiring
+
+
+def action_row() -> tuple[Any, Any, Any, Any]:
+    """The row of the three actions on an unverified target (hidden until a turn leaves one): row and buttons."""
+    import gradio as gr
+
+    with gr.Row(visible=False, elem_id="target-actions") as row:
+        edit_region = gr.Button(f"🎯 {EDIT_THIS_REGION}", size="sm", elem_id="edit-this-region")
+        let_me_point = gr.Button(f"👆 {LET_ME_POINT}", size="sm", elem_id="let-me-point")
+        do_rest = gr.Button(f"⏭ {DO_THE_REST}", size="sm", elem_id="do-the-rest")
+    return row, edit_region, let_me_point, do_rest
+
+
+def pending(state: Any) -> TurnView | None:
+    """The tab's last turn when it left an unverified target and the user has not pointed since."""
+    view = getattr(state, "last_view", None)
+    if view is None or view.status != "unverified":
+        return None
+    if getattr(state, "clicks", None) or getattr(state, "brush", None) is not None or getattr(state, "box", ""):
+        return None
+    return view
+
+
+def shown_image(state: Any, image: np.ndarray | None) -> np.ndarray | None:
+    """The image to show: with the candidate region highlighted while an unverified target waits for the user."""
+    view = pending(state)
+    if image is None or view is None:
+        return image
+    return candidate_overlay(image, candidate_region(view))
+
+
+def row_update(state: Any) -> Any:
+    import gradio as gr
+
+    return gr.update(visible=pending(state) is not None)
+
+
+def on_edit_this_region(state: Any) -> str:
+    """ "Edit this region": the candidate becomes the user's brush mask; returns the instruction to run again."""
+    view = pending(state)
+    if view is None:
+        return ""
+    state.brush = accept_region(view)
+    state.clicks = []
+    return view.instruction
+
+
+def on_let_me_point(state: Any) -> str:
+    """ "Let me point": the highlight goes, the instruction is put back for Send once the user clicked or boxed."""
+    view = pending(state)
+    if view is None:
+        return ""
+    state.last_view = None
+    state.past = [
+        *state.past,
+        {
+            "role": "assistant",
+            "content": f"👆 Click on '{', '.join(u.target for u in view.unverified.values())}' (one click: the region "
+            "around it; more clicks: a box), type a box x,y,w,h or paint a brush mask, then press Send.",
+        },
+    ]
+    return view.instruction
+
+
+def on_do_the_rest(state: Any) -> str:
+    """ "Do the rest": plans the same instruction without the unverified subtasks and those that depend on them."""
+    from ui.workspace import PlanResult
+
+    view = pending(state)
+    if view is None or view.plan is None:
+        return ""
+    rest = plan_without(view.plan, set(view.unverified) | set(view.needs_pointing))
+    state.plans = {view.instruction: PlanResult(rest if rest.subtasks else None, ())}
+    return view.instruction

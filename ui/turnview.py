@@ -246,6 +246,8 @@ class TurnView:
         }
 
     def subtask_state(self, sid: str) -> str:
+        if sid in self.unverified and sid not in self.done_subtasks:
+            return "unverified"
         if sid in self.done_subtasks:
             return "done"
         if sid in self.unavailable:
@@ -254,6 +256,6 @@ class TurnView:
             return "stopped"
         if any(c.subtask_id == sid and c.passed is None and not c.dropped for c in self.calls):
             return "running" if self.status == "searching" else "pending"
-        if self.status in ("failed", "partial", "done"):
+        if self.status in ("failed", "partial", "done", "unverified"):
             return "failed"
         return "pending"

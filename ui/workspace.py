@@ -31,7 +31,7 @@ from costa.search import check_alpha, predict_best
 from costa.services import Services
 from costa.store import Session, Store, Turn, Version, accuracy
 from costa.types import Mask, Plan
-from ui.targets_view import record_targets
+from ui.targets_view import record_targets, targets_report
 from ui.turnview import GraphLayout, TurnView
 
 log = logging.getLogger(__name__)
@@ -694,6 +694,7 @@ def report(view: TurnView, session_id: str) -> dict[str, Any]:
             for c in view.calls
         ],
         "totals": view.totals(),
+        "targets": targets_report(view),
         "message": final_text(view),
         "log": log_lines(view),
     }

@@ -23,6 +23,8 @@ from costa.types import EditState, Subtask, ToolOutput, Verdict
 #: A region smaller than this many pixels, or this share of the image, cannot be an object someone asked to edit.
 MIN_REGION_PX = 64
 MIN_REGION_SHARE = 0.0005
+#: A region nowhere thicker than this (pixels) is a sliver along an edge or a highlight, not an object.
+MIN_THICKNESS_PX = 3.0
 #: Share of the judged region an object edit must change: this much or more → 1.0, linear to 0 at `COVERAGE_ZERO`.
 COVERAGE_FULL = 0.6
 COVERAGE_ZERO = 0.3
@@ -64,15 +66,37 @@ def judged_region(before: EditState, shape: tuple[int, int] | None = None) -> np
 
 
 def pointing(region: np.ndarray, what: str = "the region") -> Verdict | None:
-    """A failing verdict asking for better pointing when `region` is too small to be an object, else None."""
+    """A failing verdict asking for better pointing when `region` is too small to be an object (under 64 px or
+    0.05 % of the image) or a thread of pixels (nowhere `MIN_THICKNESS_PX` thick: a flood fill along one highlight
+    row of a shiny object), else None."""
     area = int(region.sum())
     share = area / float(region.size)
-    if area >= MIN_REGION_PX and share >= MIN_REGION_SHARE:
-        return None
-    return Verdict(
-        0.0,
-        (f"{what} is {area} px ({share:.3%} of the image), too small to be the object: {POINT_BETTER}",),
-    )
+    if area < MIN_REGION_PX or share < MIN_REGION_SHARE:
+        return Verdict(
+            0.0,
+            (f"{what} is {area} px ({share:.3%} of the image), too small to be the object: {POINT_BETTER}",),
+        )
+    thickness = _thickness_px(region)
+    if thickness < MIN_THICKNESS_PX:
+        return Verdict(
+            0.0,
+            (
+                f"{what} is at most {thickness:.0f} px thick ({area} px in all), a sliver, not the object: "
+                + POINT_BETTER,
+            ),
+        )
+    return None
+
+
+def _thickness_px(region: np.ndarray) -> float:
+    """Twice the largest distance from a region pixel to the outside: the widest disc that fits, in pixels."""
+    import cv2
+
+    from costa.masks import bounding_slice
+
+    ys, xs = bounding_slice(region, pad_px=1)
+    local = np.pad(region[ys, xs], 1).astype(np.uint8)
+    return 2.0 * float(cv2.distanceTransform(local, cv2.DIST_L2, 3).max())
 
 
 def changed_pixels(before: np.ndarray, after: np.ndarray) -> np.ndarray:

@@ -14,14 +14,12 @@ from PIL import Image
 
 from costa.grounding import choose
 from costa.targets import find_colour, parse_target
+from tests.conftest import SHARED_BENCHMARKS
 from tests.target_scenes import disc_and_saucer, shiny_spoon
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent.parent / "shared" / "benchmarks"
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/benchmarks")
-EDITEVAL = SHARED / "editeval_v1" / "images" / "object_removel"
-TOWER = SHARED / "costa" / "inputs" / "32.jpeg"
+EDITEVAL = SHARED_BENCHMARKS / "editeval_v1" / "images" / "object_removel"
+TOWER = SHARED_BENCHMARKS / "costa" / "inputs" / "32.jpeg"
 
 
 def edit(*args: str, home: Path) -> subprocess.CompletedProcess[str]:

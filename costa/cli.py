@@ -278,6 +278,8 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
             events_file.close()
     assert done is not None  # run_turn always ends with TurnDone
     _print_ledger(ledger, done, out)
+    for sid, why in done.unverified.items():
+        print(f"  {sid:8} target not verified{' (accepted)' if args.accept_unverified else ''}: {why}", file=out)
     _print_llm_costs(planning_events, out)
     if done.unverified and not args.accept_unverified:
         for sid, why in done.unverified.items():

@@ -18,8 +18,9 @@ from tests.conftest import SHARED_BENCHMARKS
 from tests.target_scenes import disc_and_saucer, shiny_spoon
 
 ROOT = Path(__file__).resolve().parents[1]
-EDITEVAL = SHARED_BENCHMARKS / "editeval_v1" / "images" / "object_removel"
-TOWER = SHARED_BENCHMARKS / "costa" / "inputs" / "32.jpeg"
+SHARED = Path(os.environ.get("COSTA_BENCHMARKS_DIR") or SHARED_BENCHMARKS)
+EDITEVAL = SHARED / "editeval_v1" / "images" / "object_removel"
+TOWER = SHARED / "costa" / "inputs" / "32.jpeg"
 
 
 def edit(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
@@ -81,6 +82,8 @@ def test_the_red_car_on_a_cat_is_unverified_and_nothing_is_written(tmp_path: Pat
     assert not out.exists()
     assert "NOT verified class 'car'" in r.stdout and "--accept-unverified" in r.stderr
     assert "run   s1 recolor" not in r.stdout  # no edit is paid for on an unverified target
+    assert "not retried, the refusal does not depend on parameters" in r.stdout  # no colour makes a cat a car
+    assert "target not verified" in r.stdout.split("cost ledger:")[1]
     accepted = edit(str(src), "make the red car blue", "-o", str(out), "--accept-unverified", home=tmp_path)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     assert out.exists()

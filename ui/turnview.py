@@ -181,10 +181,10 @@ class TurnView:
         elif isinstance(ev, E.TurnDone):
             self.outcome = ev
             self.unavailable.update(ev.skipped)
-            if ev.image is None:
-                self.status = "failed"
-            elif ev.unverified and not ev.ok:
+            if ev.unverified and not ev.ok:
                 self.status = "unverified"  # a target was found but not verified: not done, nothing accepted
+            elif ev.image is None:
+                self.status = "failed"
             else:
                 self.status = "done" if ev.ok else "partial"
 

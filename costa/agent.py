@@ -250,6 +250,11 @@ def build_graph(services: Services, plan: Plan, region: UserRegion) -> ToolGraph
     )
 
 
+def pointing_needed(services: Services, plan: Plan, region: UserRegion) -> list[PointingNeeded]:
+    """Before anything runs: the targets no ready tool can find by itself with what the user pointed at so far."""
+    return _pointing_needed(plan, dict(build_graph(services, plan, region).unavailable))
+
+
 def _pointing_needed(plan: Plan, unavailable: dict[str, str]) -> list[PointingNeeded]:
     """One `PointingNeeded` per target whose subtasks are unavailable only because no ready tool can find it."""
     by_target: dict[str, list[str]] = {}

@@ -14,6 +14,7 @@ from costa.config import Settings
 from costa.services import Services
 from costa.store import Store
 from tests.app_server import AppServer
+from ui import render as R
 from ui import targets_view as TV
 from ui.workspace import Workspace
 
@@ -76,3 +77,24 @@ def test_edit_this_region_and_do_the_rest_keep_the_instruction(ws: Workspace, tm
     assert TV.on_do_the_rest(state) == text
     rest = last_view(ws.run(sid, None, text, cached=state.plans[text]))
     assert rest.status == "done" and set(rest.done_subtasks) == {"s2"}  # the upscale ran, the recolour did not
+
+
+def test_a_target_no_tool_can_find_asks_for_pointing_before_anything_runs(ws: Workspace, tmp_path: Path) -> None:
+    from tests.target_scenes import disc_and_saucer
+
+    path = tmp_path / "scene.png"
+    Image.fromarray(disc_and_saucer()[0]).save(path)
+    sid = ws.open_session(None, None).id
+    ws.upload(sid, None, path)
+    text = "recolor the tower to gold and make the image brighter"
+    view = last_view(ws.run(sid, None, text))
+    assert view.status == "unverified" and not view.calls  # asked first: no tool ran
+    assert view.needs_pointing == {"s1"} and "Point first" in R.final_text(view) and "'tower'" in R.final_text(view)
+    assert ws.store.targets(view.turn_id)[0]["status"] == "pointing_needed"
+    state = SimpleNamespace(last_view=view, clicks=[], brush=None, box="", plans={}, past=[])
+    assert TV.pending(state) is view and TV.on_edit_this_region(state) == text  # nothing to accept: point instead
+    assert state.brush is None and state.last_view is None
+    state = SimpleNamespace(last_view=view, clicks=[], brush=None, box="", plans={}, past=[])
+    assert TV.on_do_the_rest(state) == text
+    rest = last_view(ws.run(sid, None, text, cached=state.plans[text]))
+    assert rest.status == "done" and set(rest.done_subtasks) == {"s2"}

@@ -239,6 +239,7 @@ def final_text(view: TurnView) -> str:
         if view.status == "unverified":
             from ui.targets_view import unverified_text
 
+            lines = [line for line in lines if not line.startswith("📍")]  # said with the actions below
             lines.append(unverified_text(view))
         elif view.status == "done":
             lines.append(f"✅ **Done** · {cost} · path quality {view.outcome.quality:.2f}")

@@ -12,10 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from costa.events import PointingNeeded, TargetUnverified
+from costa.events import Event, PointingNeeded, TargetUnverified, TurnDone
 from costa.types import Mask, Plan
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from costa.agent import UserRegion
+    from costa.services import Services
     from costa.store import Store
     from ui.turnview import TurnView
 
@@ -28,8 +32,35 @@ LET_ME_POINT = "Let me point"
 DO_THE_REST = "Do the rest"
 
 
+def pointing_first(services: Services, plan: Plan, region: UserRegion) -> Iterator[Event] | None:
+    """When a target no ready tool can find by itself has not been pointed at, the turn's events that ask for
+    pointing before anything runs (the user then points, or chooses "Do the rest"); None when nothing needs asking."""
+    from costa.agent import pointing_needed
+
+    if region.artifacts():
+        return None
+    needed = pointing_needed(services, plan, region)
+    if not needed:
+        return None
+    asks = {sid: ev.reason for ev in needed for sid in ev.subtask_ids}
+
+    def events() -> Iterator[Event]:
+        yield from needed
+        yield TurnDone(0.0, 0.0, 0, 0.0, None, ok=False, skipped=asks, unverified=asks)
+
+    return events()
+
+
 def unverified_text(view: TurnView) -> str:
-    """The closing chat line of a turn whose target was found but not verified."""
+    """The closing chat line of a turn whose target was found but not verified, or must be pointed at first."""
+    if not view.unverified and view.plan is not None:
+        targets = sorted({view.plan.by_id(sid).target or "" for sid in view.needs_pointing})
+        named = ", ".join(f"'{t}'" for t in targets) or "the target"
+        return (
+            f"📍 **Point first** · no ready tool can find {named} by itself. **{LET_ME_POINT}**: click on it, type a "
+            f"box or paint a brush mask, then Send; **{DO_THE_REST}** runs the subtasks that do not need it. "
+            "Nothing has run yet."
+        )
     parts = []
     for sid, u in view.unverified.items():
         missing = "; ".join(u.missing) or "its identity"
@@ -164,7 +195,10 @@ def on_edit_this_region(state: Any) -> str:
     view = pending(state)
     if view is None:
         return ""
-    state.brush = accept_region(view)
+    region = accept_region(view)
+    if region is None:  # nothing was found to accept: the user has to point
+        return on_let_me_point(state)
+    state.brush = region
     state.clicks = []
     return view.instruction
 
@@ -179,11 +213,18 @@ def on_let_me_point(state: Any) -> str:
         *state.past,
         {
             "role": "assistant",
-            "content": f"👆 Click on '{', '.join(u.target for u in view.unverified.values())}' (one click: the region "
+            "content": f"👆 Click on {_named(view)} (one click: the region "
             "around it; more clicks: a box), type a box x,y,w,h or paint a brush mask, then press Send.",
         },
     ]
     return view.instruction
+
+
+def _named(view: TurnView) -> str:
+    targets = [u.target for u in view.unverified.values()]
+    if not targets and view.plan is not None:
+        targets = sorted({view.plan.by_id(sid).target or "" for sid in view.needs_pointing})
+    return ", ".join(f"'{t}'" for t in targets) or "the object"
 
 
 def on_do_the_rest(state: Any) -> str:

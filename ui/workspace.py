@@ -31,7 +31,7 @@ from costa.search import check_alpha, predict_best
 from costa.services import Services
 from costa.store import Session, Store, Turn, Version, accuracy
 from costa.types import Mask, Plan
-from ui.targets_view import record_targets, targets_report
+from ui.targets_view import pointing_first, record_targets, targets_report
 from ui.turnview import GraphLayout, TurnView
 
 log = logging.getLogger(__name__)
@@ -256,10 +256,9 @@ class Workspace:
     def layout(self, plan: Plan, region: UserRegion) -> tuple[GraphLayout, set[str], dict[str, str]]:
         """The drawable tool subgraph for `plan`, the subtasks that could run if the user pointed at their target, and
         why each subtask that cannot run here cannot."""
-        tables = self.services.tables
-        ready = self.services.is_ready_fn()
-        given = {s.id: frozenset(region.artifacts()) for s in plan.subtasks}
-        tg = build_plan_graph(tables, plan, ready, given)
+        from costa.agent import build_graph
+
+        tg = build_graph(self.services, plan, region)  # grounders that cannot find a target are left out
         est = self.services.estimates
         layout = GraphLayout.from_tool_graph(tg, lambda n: est.get(n.tool, n.kind))
         pointing = {sid for sid in tg.unavailable if self.pointing_helps(plan.by_id(sid).kind)}
@@ -386,7 +385,9 @@ class Workspace:
             if planned.plan is not None:
                 view.layout, view.needs_pointing, _ = self.layout(planned.plan, region)
                 yield view, None
-                turn = run_turn(self.services, image, planned.plan, alpha, threshold, region, lazy=mode == "lazy")
+                turn = pointing_first(self.services, planned.plan, region) or run_turn(  # ask before running
+                    self.services, image, planned.plan, alpha, threshold, region, lazy=mode == "lazy"
+                )
                 for ev in turn:
                     if isinstance(ev, PlanReady):
                         continue  # the planner already announced the plan

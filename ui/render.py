@@ -239,7 +239,8 @@ def final_text(view: TurnView) -> str:
         if view.status == "unverified":
             from ui.targets_view import unverified_text
 
-            lines = [line for line in lines if not line.startswith("📍")]  # said with the actions below
+            if view.unverified:  # a candidate was found: the pointing hint is said with the actions below
+                lines = [line for line in lines if not line.startswith("📍")]
             lines.append(unverified_text(view))
         elif view.status == "done":
             lines.append(f"✅ **Done** · {cost} · path quality {view.outcome.quality:.2f}")

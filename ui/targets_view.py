@@ -57,9 +57,8 @@ def unverified_text(view: TurnView) -> str:
         targets = sorted({view.plan.by_id(sid).target or "" for sid in view.needs_pointing})
         named = ", ".join(f"'{t}'" for t in targets) or "the target"
         return (
-            f"📍 **Point first** · no ready tool can find {named} by itself. **{LET_ME_POINT}**: click on it, type a "
-            f"box or paint a brush mask, then Send; **{DO_THE_REST}** runs the subtasks that do not need it. "
-            "Nothing has run yet."
+            f"🎯 **Point first** · no ready tool can find {named} by itself, so nothing has run yet. "
+            f"**{LET_ME_POINT}**, then Send; or **{DO_THE_REST}**: run the subtasks that do not need it."
         )
     parts = []
     for sid, u in view.unverified.items():

@@ -76,7 +76,7 @@ def check_step(
         if spec.edits_image and output.image is not None:
             from costa.checks.region import outside as outside_check
 
-            outside = outside_check(subtask, before, after, output)  # the consumed region, not the declared one
+            outside = outside_check(subtask, before, after, output, whole_image=spec.whole_image)
             verdict = Verdict(min(verdict.quality, outside.quality), verdict.reasons + outside.reasons)
         return verdict
     by_type = artifact_checks()

@@ -119,17 +119,30 @@ def margin_px(region: np.ndarray) -> int:
     return max(MIN_MARGIN_PX, round(MARGIN_SHARE * math.sqrt(float(region.sum()))))
 
 
-def outside(subtask: Subtask, before: EditState, after: EditState, output: ToolOutput) -> Verdict:
+def outside(
+    subtask: Subtask, before: EditState, after: EditState, output: ToolOutput, whole_image: bool = False
+) -> Verdict:
     """Unchanged outside the region the step consumed (grown by `margin_px`), whatever region the tool declared.
 
     With no consumed region the step is judged as a whole-image change: fine for a subtask without a target (an
     adjustment, a deblur), a failure for one that names a target (an edit of one object may not change everything).
+    A kind that changes the whole picture by design (`whole_image` in subtasks.yaml: background removal keeps the
+    target and changes everything else) is judged as a whole-image change by its own check.
     """
     if output.image is None:
         return Verdict(1.0, ("no image produced",))
     if before.image.shape != output.image.shape:
         return Verdict(1.0, ("size changed; outside check skipped",))
     region = judged_region(before)
+    if whole_image:
+        if region is None or not subtask.target:
+            return Verdict(1.0, ("a whole-image edit: judged as a whole by its own check",))
+        from costa.masks import erode_mask
+
+        kept = erode_mask(region, margin_px(region))  # the target it keeps must stay as it was
+        if not kept.any():
+            return Verdict(1.0, ("the kept target is too thin to compare inside",))
+        return unchanged_outside(before.image, output.image, ~kept)
     if region is None:
         if subtask.target and changed_pixels(before.image, output.image).any():
             return Verdict(

@@ -348,9 +348,13 @@ def run_turn(
         for sid, (rec, cand) in executor.unverified.items():
             yield _unverified_event(plan, sid, rec, cand)
         why = executor.failure_summary()
-        yield ErrorEvent(
-            f"no tool path passed its checks: {result.reason}; the image is unchanged" + (f" — {why}" if why else "")
-        )
+        if unverified:  # the search stopped at a target it could not verify: that, not the checks, is the news
+            yield ErrorEvent("the target was found but not verified, so nothing was edited; the image is unchanged")
+        else:
+            yield ErrorEvent(
+                f"no tool path passed its checks: {result.reason}; the image is unchanged"
+                + (f" — {why}" if why else "")
+            )
         yield TurnDone(
             time.perf_counter() - t_start,
             result.spent_seconds,

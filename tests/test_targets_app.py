@@ -98,3 +98,12 @@ def test_a_target_no_tool_can_find_asks_for_pointing_before_anything_runs(ws: Wo
     assert TV.on_do_the_rest(state) == text
     rest = last_view(ws.run(sid, None, text, cached=state.plans[text]))
     assert rest.status == "done" and set(rest.done_subtasks) == {"s2"}
+
+
+def test_an_unverified_turn_renders_in_the_chat_tree_and_ledger(ws: Workspace, tmp_path: Path) -> None:
+    sid = ws.open_session(None, None).id
+    ws.upload(sid, None, chelsea(tmp_path / "cat.png"))
+    view = last_view(ws.run(sid, None, "make the red car blue"))
+    messages = R.chat_messages(view)
+    assert any("🎯" in (m.get("metadata") or {}).get("title", "") for m in messages)
+    assert "target not verified" in R.tree_markdown(view) and "target not verified" in R.ledger_markdown(view)

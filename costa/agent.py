@@ -83,7 +83,6 @@ class _Executor:
     plan: Plan
     region: UserRegion
     ctx: CheckContext
-    params_log: dict[tuple[StepNode, int], dict[str, Any]] = field(default_factory=dict)
     #: Why tools raised, in order, without repeats: (tool id, reason); and what would ground an unfound target.
     failures: dict[tuple[str, str], None] = field(default_factory=dict)
     advice: dict[str, None] = field(default_factory=dict)
@@ -117,7 +116,6 @@ class _Executor:
         if len(node.tools) == 1:  # a subtask starts from the image and what the user pointed at, not stale artifacts
             before = EditState(before.image, self.region.artifacts())
         params = step_params(spec, subtask, attempt)
-        self.params_log[(node, attempt)] = params
         refusal = self.refused.get((node.tool, subtask.id))
         if refusal is not None:  # the same words, the same refusal: not run again
             return Outcome(
@@ -340,6 +338,7 @@ def run_turn(
         lazy=lazy,
         label=label,
         key=step_key,
+        params_of=lambda n, attempt: step_params(services.tables.tools[n.tool], plan.by_id(n.subtask_id), attempt),
     )
     for obs in result.observations:
         services.estimates.observe(obs.node.tool, obs.node.kind, obs.seconds, obs.quality)

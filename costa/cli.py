@@ -78,19 +78,14 @@ def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tup
     """
     from costa.config import Settings
     from costa.errors import PlanningError
-    from costa.events import ClarificationNeeded, ErrorEvent, LlmCall, PlannerFallback, PlanReady
+    from costa.events import ClarificationNeeded, ErrorEvent, LlmCall, PlannerFallback, PlanReady, drain
     from costa.planner import plan_instruction
 
     settings = settings or Settings.from_env()
     events: list = []
-    ready = False
-    gen = plan_instruction(settings, instruction, image)
-    while True:
-        try:
-            ev = next(gen)
-        except StopIteration as stop:
-            plan = stop.value
-            break
+
+    def see(ev) -> None:
+        ready = any(isinstance(e, PlanReady) for e in events)  # an error after the plan is the turn's, not ours
         events.append(ev)
         if isinstance(ev, LlmCall):
             print(f"llm   {_describe_llm_call(ev)}", file=notes)
@@ -98,10 +93,10 @@ def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tup
             print(f"planner fallback: {ev.reason}", file=notes)
         elif isinstance(ev, ClarificationNeeded):
             raise PlanningError(ev.question)
-        elif isinstance(ev, PlanReady):
-            ready = True
         elif isinstance(ev, ErrorEvent) and not ready:
             raise InputError(ev.message)
+
+    plan = drain(plan_instruction(settings, instruction, image), see)
     if plan is None:  # plan_instruction always says why first; this guards a future event type
         raise PlanningError("no plan could be made from this instruction")
     return plan, events
@@ -186,6 +181,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     from costa.agent import UserRegion, run_turn
+    from costa.eventlog import event_to_dict
     from costa.events import (
         ErrorEvent,
         PathChosen,
@@ -220,7 +216,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     if events_file is not None:  # LLM calls and fallbacks first; run_turn reports the plan itself
         for ev in planning_events:
             if ev.kind in ("llm_call", "planner_fallback"):
-                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
+                events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
     done: TurnDone | None = None
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     try:
@@ -236,7 +232,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
         )
         for ev in turn:
             if events_file is not None:
-                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
+                events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
             if isinstance(ev, ToolFinished):
                 ledger.append((ev.subtask_id, ev.tool, ev.attempt, ev.seconds, ev.quality, ev.passed))
                 if not args.quiet:
@@ -315,20 +311,6 @@ def _print_ledger(ledger, done, out: TextIO) -> None:
         f"(checks + search + I/O {overhead:.3f} s)",
         file=out,
     )
-
-
-def _jsonable(ev) -> dict:
-    import dataclasses
-
-    d = {"kind": ev.kind}
-    for f in dataclasses.fields(ev):
-        v = getattr(ev, f.name)
-        if f.name == "image":
-            v = None if v is None else list(v.shape)
-        elif f.name == "plan":
-            v = v.model_dump()
-        d[f.name] = v
-    return d
 
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:

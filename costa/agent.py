@@ -28,6 +28,7 @@ from costa.events import (
     TurnDone,
 )
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
+from costa.planner.validate import plan_param_problems
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
 from costa.targets import Verification, findable_by, ground_advice
@@ -274,6 +275,8 @@ def run_turn(
     threshold: float | None = None,
     region: UserRegion | None = None,
     lazy: bool = True,
+    mode: str | None = None,
+    runtime: Any = None,
     accept_unverified: bool = False,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
@@ -285,7 +288,15 @@ def run_turn(
         lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
         accept_unverified: report a subtask whose target was found but not verified as done (the user accepted the
             candidate region); otherwise it is reported `TargetUnverified`, not done, and the turn is not ok.
+        mode: "lazy" / "eager" (whole-plan A*) or "fast-slow" (FaSTA*: learned subroutines first, local A* on
+            failure; `runtime` is its `costa.subroutines.executor.FastSlowRuntime`, built from settings when None).
     """
+    if mode == "fast-slow":
+        from costa.subroutines.executor import run_fast_slow
+
+        yield from run_fast_slow(services, image, plan, alpha, threshold, region, runtime)
+        return
+    lazy = lazy if mode is None else mode != "eager"
     t_start = time.perf_counter()
     alpha = services.settings.alpha if alpha is None else alpha
     threshold = services.settings.threshold if threshold is None else threshold
@@ -295,6 +306,9 @@ def run_turn(
     region = region or UserRegion()
     state = EditState(image)  # validates the image
     region.validate(state.width, state.height)
+    problems = plan_param_problems(plan, services.tables)
+    if problems:  # refused before any tool runs, naming the value and its declared range
+        raise InputError("the plan's parameters cannot be used: " + "; ".join(problems))
     yield PlanReady(plan)
     if not plan.subtasks:
         reasons = "; ".join(f"{u.text!r}: {u.reason}" for u in plan.unsupported) or "no edit was recognised"

@@ -45,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="edit a target that was found but not verified (e.g. only its colour matched) instead of exiting 4",
     )
+    e.add_argument(
+        "--mode",
+        choices=("lazy", "eager", "fast-slow"),
+        default=None,
+        help="search mode: lazy A* (default), eager A* (published), fast-slow (FaSTA*: learned subroutines first)",
+    )
     e.add_argument("--events", help="also write every event as JSON lines to this file")
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
 
@@ -67,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     b.add_argument("bench_args", nargs=argparse.REMAINDER, help="NAME [options]: see `python -m costa bench --help`")
+    from costa.subroutines.commands import add_parsers
+
+    add_parsers(sub)
     return p
 
 
@@ -220,17 +229,17 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     done: TurnDone | None = None
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     try:
-        turn = run_turn(
+        mode = args.mode or ("eager" if args.eager else "lazy")
+        for ev in run_turn(
             services,
             image,
             plan,
             args.alpha,
             args.threshold,
             region,
-            lazy=not args.eager,
+            mode=mode,
             accept_unverified=args.accept_unverified,
-        )
-        for ev in turn:
+        ):
             if events_file is not None:
                 events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
             if isinstance(ev, ToolFinished):
@@ -265,6 +274,10 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"unverified {ev.subtask_id} {ev.target!r}: {ev.summary}", file=out)
             elif isinstance(ev, PointingNeeded):
                 print(f"point first {', '.join(ev.subtask_ids)}: {ev.reason}", file=out)
+            elif ev.kind in ("rule_hit", "fallback", "induction_done") and not args.quiet:
+                from costa.subroutines.commands import describe_event
+
+                print(describe_event(ev), file=out)
             elif isinstance(ev, ErrorEvent):
                 print(f"error: {ev.message}", file=sys.stderr)
             elif isinstance(ev, TurnDone):
@@ -342,6 +355,9 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     ]
     if uncovered:
         print(f"subtasks with no ready tool: {', '.join(uncovered)}", file=out)
+    from costa.subroutines.commands import print_estimates
+
+    print_estimates(out)
     return EXIT_OK
 
 
@@ -369,7 +385,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if argv[:1] == ["bench"]:  # the benchmark package parses its own options (`python -m costa bench --help`)
         return cmd_bench(argparse.Namespace(bench_args=argv[1:]), out)
     args = _parser().parse_args(argv)
+    from costa.subroutines.commands import cmd_mine, cmd_rules
+
     handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench}
+    handlers |= {"mine": cmd_mine, "rules": cmd_rules}
     try:
         return handlers[args.command](args, out)
     except CostaError as e:

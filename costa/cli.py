@@ -1,7 +1,8 @@
 """`python -m costa …`: edit, plan, doctor, bench.
 
 Exit codes: 0 done; 2 bad input or nothing could be done (no output written); 3 partly done (output written, some
-subtasks skipped or failed — the message says which).
+subtasks skipped or failed — the message says which); 4 a target was found but not verified (e.g. only the colour of
+"the red car" matched): nothing written unless `--accept-unverified`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TextIO
 
 from costa.errors import CostaError, InputError
 
-EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 2, 3
+EXIT_OK, EXIT_ERROR, EXIT_PARTIAL, EXIT_UNVERIFIED = 0, 2, 3, 4
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,7 +40,23 @@ def _parser() -> argparse.ArgumentParser:
         help="a click on the target in pixels (repeatable); add ',neg' for a click on background",
     )
     e.add_argument("--eager", action="store_true", help="run every successor on expansion (benchmark baseline)")
+    e.add_argument(
+        "--accept-unverified",
+        action="store_true",
+        help="edit a target that was found but not verified (e.g. only its colour matched) instead of exiting 4",
+    )
+    e.add_argument(
+        "--mode",
+        choices=("lazy", "eager", "fast-slow"),
+        default=None,
+        help="search mode: lazy A* (default), eager A* (published), fast-slow (FaSTA*: learned subroutines first)",
+    )
     e.add_argument("--events", help="also write every event as JSON lines to this file")
+    e.add_argument(
+        "--no-reflect",
+        action="store_true",
+        help="skip multi-expert reflection and its retries (also COSTA_REFLECT=0); see tool_tables/reflection.yaml",
+    )
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     e.add_argument(
         "--session", help="continue this stored session (COSTA_HOME): plan with its history, store the result"
@@ -64,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     b.add_argument("bench_args", nargs=argparse.REMAINDER, help="NAME [options]: see `python -m costa bench --help`")
+    from costa.subroutines.commands import add_parsers
+
+    add_parsers(sub)
     return p
 
 
@@ -211,6 +231,9 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     ]
     if uncovered:
         print(f"subtasks with no ready tool: {', '.join(uncovered)}", file=out)
+    from costa.subroutines.commands import print_estimates
+
+    print_estimates(out)
     return EXIT_OK
 
 
@@ -238,7 +261,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if argv[:1] == ["bench"]:  # the benchmark package parses its own options (`python -m costa bench --help`)
         return cmd_bench(argparse.Namespace(bench_args=argv[1:]), out)
     args = _parser().parse_args(argv)
+    from costa.subroutines.commands import cmd_mine, cmd_rules
+
     handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench}
+    handlers |= {"mine": cmd_mine, "rules": cmd_rules}
     try:
         return handlers[args.command](args, out)
     except CostaError as e:

@@ -94,6 +94,8 @@ class Settings:
     mcp: also serve the app's API as an MCP server (COSTA_MCP=1; needs the `mcp` package).
     tmp_idle_seconds: a session unused for this long loses its temporary files (exports; its history stays)
         (COSTA_TMP_IDLE_SECONDS, default 1800).
+    reflect: judge every finished subtask with the reflection experts and retry on their feedback (COSTA_REFLECT,
+        default on; COSTA_REFLECT=0 turns it off). Its numbers live in tool_tables/reflection.yaml.
     """
 
     home: Path
@@ -116,6 +118,7 @@ class Settings:
     auth: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # passwords: keep out of logs
     mcp: bool = False
     tmp_idle_seconds: float = 1800.0
+    reflect: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -146,4 +149,5 @@ class Settings:
             auth=_auth(env.get("COSTA_AUTH", "")),
             mcp=env.get("COSTA_MCP", "") in ("1", "true", "yes"),
             tmp_idle_seconds=_float(env, "COSTA_TMP_IDLE_SECONDS", 1800.0, 1.0, 7 * 86400.0),
+            reflect=env.get("COSTA_REFLECT", "1").strip().lower() not in ("0", "false", "no", "off"),
         )

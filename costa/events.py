@@ -157,11 +157,119 @@ class TurnDone(Event):
     results: dict[str, str] = field(default_factory=dict)  # subtask id -> text/label/caption or edit summary
     ok: bool = True  # every planned subtask was done and passed its checks
     skipped: dict[str, str] = field(default_factory=dict)  # subtask id -> why it could not run
+    unverified: dict[str, str] = field(default_factory=dict)  # subtask id -> what of its target was not verified
+
+
+@dataclass(frozen=True)
+class TargetUnverified(Event):
+    """A subtask's target was grounded but not verified (e.g. only its colour matched "the red car"): the subtask is
+    not done. `region` is the candidate bool (H, W) mask the grounder found (None before anything ran, when no ready
+    tool can find the target: the user must point first); `verified`/`missing` describe the evidence."""
+
+    subtask_id: str
+    target: str
+    method: str
+    verified: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    summary: str = ""
+    region: Any = None
+
+
+@dataclass(frozen=True)
+class PointingNeeded(Event):
+    """Known at graph build time: no ready tool can find these subtasks' target by itself; the user must point
+    (click, box or brush). The subtasks that do not depend on them still run."""
+
+    subtask_ids: tuple[str, ...]
+    target: str
+    reason: str
 
 
 @dataclass(frozen=True)
 class ErrorEvent(Event):
     message: str
+
+
+@dataclass(frozen=True)
+class RuleHit(Event):
+    """Fast–slow mode: subroutine `rule_id` (table `version`) serves this subtask first, tools in order."""
+
+    subtask_id: str
+    rule_id: str
+    tools: tuple[str, ...]
+    version: int
+    score: float
+    conditions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fallback(Event):
+    """Fast–slow mode: the local A* serves this subtask; `reason` says why ("no rule applies", or the failed step)."""
+
+    subtask_id: str
+    reason: str
+    rule_id: str | None = None
+    tool: str | None = None
+
+
+@dataclass(frozen=True)
+class InductionDone(Event):
+    """Fast–slow mode: induction ran after `tasks` tasks; `accepted` rule ids entered table `version`."""
+
+    tasks: int
+    proposals: int
+    accepted: tuple[str, ...]
+    version: int
+
+
+@dataclass(frozen=True)
+class Reflection(Event):
+    """One reflection of one attempt at a subtask (IMAGAgent's multi-expert reflection).
+
+    `experts`: one dict per expert — `name`, `kind` ("offline"/"vlm"), `scores` for semantic_alignment,
+    perceptual_quality, aesthetics and logical_consistency (0–10, None where not judged), its `score` (mean of the
+    judged ones), `positive` and `negative` (lists of strings). `score` is the mean of the experts' scores (0–10);
+    `decision` is "accept" (score ≥ τ_sr), "retry" or "best_of" (τ_it attempts spent).
+    """
+
+    subtask_id: str
+    attempt: int  # 1 = the search's first result
+    experts: tuple[dict[str, Any], ...]
+    score: float
+    decision: str
+
+
+@dataclass(frozen=True)
+class ReflectionRetry(Event):
+    """A rejected attempt is retried with this action (other_path, next_params, other_grounder, restore_protected,
+    ask_user) because of `reason` (the negative feedback it acts on)."""
+
+    subtask_id: str
+    attempt: int  # the attempt about to run
+    action: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ExpertDropped(Event):
+    """A VLM expert gave no usable judgement for this attempt (malformed twice, endpoint down, timed out)."""
+
+    subtask_id: str
+    attempt: int
+    expert: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReflectionKept(Event):
+    """Which attempt a subtask keeps: the accepted one, or after τ_it attempts the best-scoring one (`accepted`
+    False)."""
+
+    subtask_id: str
+    attempt: int
+    score: float
+    accepted: bool
+    reason: str
 
 
 def drain(gen: Generator[Any, None, R], on_event: Callable[[Any], None] | None = None) -> R:

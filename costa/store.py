@@ -38,7 +38,9 @@ import numpy as np
 from costa.errors import InputError
 
 VersionKind = Literal["upload", "subtask", "turn"]
-TurnStatus = Literal["running", "done", "partial", "failed", "stopped", "interrupted"]
+TurnStatus = Literal["running", "done", "partial", "unverified", "failed", "stopped", "interrupted"]
+#: What became of a subtask's target: verified by its grounder, found but not verified, or needing the user to point.
+TargetStatus = Literal["verified", "unverified", "pointing_needed"]
 #: Folder and file modes for everything the store writes (owner only).
 DIR_MODE, FILE_MODE = 0o700, 0o600
 
@@ -132,8 +134,121 @@ def _m2_scores(db: sqlite3.Connection) -> None:
     )
 
 
+def _m3_memory(db: sqlite3.Connection) -> None:
+    """Cross-turn memory (costa.reflect.memory): per turn the plan steps, resolved instruction and feedback as JSON,
+    and the accepted masks as packed bits."""
+    _statements(
+        db,
+        """
+        CREATE TABLE memory (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            turn_id INTEGER NOT NULL REFERENCES turns(id),
+            record TEXT NOT NULL,
+            PRIMARY KEY (session_id, turn_id)
+        );
+        CREATE TABLE memory_masks (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            turn_id INTEGER NOT NULL REFERENCES turns(id),
+            subtask_id TEXT NOT NULL,
+            height INTEGER NOT NULL,
+            width INTEGER NOT NULL,
+            bits BLOB NOT NULL,
+            PRIMARY KEY (turn_id, subtask_id)
+        );
+        """,
+    )
+
+
+def _m4_observations(db: sqlite3.Connection) -> None:
+    """Tool runs and subtask traces (FaSTA*'s observations), learned subroutine rules, proposals, counters."""
+    _statements(
+        db,
+        """
+        CREATE TABLE tool_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created REAL NOT NULL,
+            machine TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            quality REAL NOT NULL,
+            passed INTEGER NOT NULL,
+            features TEXT NOT NULL DEFAULT '{}',
+            params TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX tool_runs_key ON tool_runs(machine, tool, kind);
+        CREATE TABLE subtask_traces (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created REAL NOT NULL,
+            machine TEXT NOT NULL,
+            task TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            path TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            quality REAL NOT NULL,
+            success INTEGER NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            features TEXT NOT NULL DEFAULT '{}',
+            mode TEXT NOT NULL DEFAULT '',
+            rule_id TEXT
+        );
+        CREATE INDEX subtask_traces_kind ON subtask_traces(kind);
+        CREATE TABLE subroutine_rules (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            table_version INTEGER NOT NULL,
+            rule_id TEXT NOT NULL,
+            action TEXT NOT NULL,
+            rule TEXT NOT NULL,
+            created REAL NOT NULL
+        );
+        CREATE TABLE subroutine_proposals (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created REAL NOT NULL,
+            inducer TEXT NOT NULL,
+            action TEXT NOT NULL,
+            rule TEXT NOT NULL,
+            refinement INTEGER NOT NULL,
+            accepted INTEGER NOT NULL,
+            evidence TEXT NOT NULL
+        );
+        CREATE TABLE counters (
+            name TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        )
+        """,
+    )
+
+
+def _m5_targets(db: sqlite3.Connection) -> None:
+    """Per turn and subtask, what its target's grounder verified and what it did not (turn status 'unverified')."""
+    _statements(
+        db,
+        """
+        CREATE TABLE targets (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            turn_id INTEGER NOT NULL REFERENCES turns(id),
+            subtask_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            status TEXT NOT NULL,
+            method TEXT NOT NULL DEFAULT '',
+            verified TEXT NOT NULL DEFAULT '[]',
+            missing TEXT NOT NULL DEFAULT '[]',
+            summary TEXT NOT NULL DEFAULT '',
+            created REAL NOT NULL
+        );
+        CREATE INDEX targets_turn ON targets(turn_id);
+        """,
+    )
+
+
 #: Schema history, oldest first. Append only: never edit or reorder a migration that has shipped.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_m1_history, _m2_scores)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _m1_history,
+    _m2_scores,
+    _m3_memory,
+    _m4_observations,
+    _m5_targets,
+)
 
 
 @dataclass(frozen=True)
@@ -466,6 +581,40 @@ class Store:
                 p.unlink(missing_ok=True)
                 removed += 1
         return removed
+    def record_target(
+        self,
+        turn_id: int,
+        subtask_id: str,
+        target: str,
+        status: TargetStatus,
+        method: str = "",
+        verified: Sequence[str] = (),
+        missing: Sequence[str] = (),
+        summary: str = "",
+    ) -> None:
+        """Record what became of one subtask's target in a turn (see `TargetStatus`)."""
+        with self._db(write=True) as db:
+            db.execute(
+                "INSERT INTO targets (turn_id, subtask_id, target, status, method, verified, missing, summary, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    turn_id,
+                    subtask_id,
+                    target,
+                    status,
+                    method,
+                    json.dumps(list(verified)),
+                    json.dumps(list(missing)),
+                    summary,
+                    time.time(),
+                ),
+            )
+
+    def targets(self, turn_id: int) -> list[dict[str, Any]]:
+        """The target records of a turn, in the order they were recorded."""
+        with self._db() as db:
+            rows = db.execute("SELECT * FROM targets WHERE turn_id = ? ORDER BY id", (int(turn_id),)).fetchall()
+        return [{**dict(r), "verified": json.loads(r["verified"]), "missing": json.loads(r["missing"])} for r in rows]
 
     def turn(self, session_id: str, turn_id: int) -> Turn:
         try:
@@ -526,6 +675,41 @@ class Store:
                 "SELECT * FROM scores WHERE session_id = ? ORDER BY turn_id, subtask_id, evaluator", (session_id,)
             ).fetchall()
         return [Score(**{k: r[k] for k in r.keys()}) for r in rows]  # noqa: SIM118
+
+
+def save_memory(store: Store, session_id: str, turn_id: int, row: dict[str, Any]) -> None:
+    """Save one turn's memory (`costa.reflect.memory.record_to_row`); masks go to their own table as packed bits."""
+    record = {k: v for k, v in row.items() if k != "masks"}
+    with store._db(write=True) as db:
+        db.execute(
+            "INSERT OR REPLACE INTO memory (session_id, turn_id, record) VALUES (?, ?, ?)",
+            (session_id, int(turn_id), json.dumps(record)),
+        )
+        for sid, h, w, bits in row.get("masks", ()):
+            db.execute(
+                "INSERT OR REPLACE INTO memory_masks (session_id, turn_id, subtask_id, height, width, bits)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, int(turn_id), sid, h, w, bits),
+            )
+
+
+def load_memory(store: Store, session_id: str) -> list[dict[str, Any]]:
+    """Every remembered turn of a session, oldest first, as rows for `costa.reflect.memory.record_from_row`."""
+    with store._db() as db:
+        rows = db.execute(
+            "SELECT turn_id, record FROM memory WHERE session_id = ? ORDER BY turn_id", (session_id,)
+        ).fetchall()
+        masks = db.execute(
+            "SELECT turn_id, subtask_id, height, width, bits FROM memory_masks WHERE session_id = ?", (session_id,)
+        ).fetchall()
+    out = []
+    for r in rows:
+        d = json.loads(r["record"])
+        d["masks"] = [
+            (m["subtask_id"], m["height"], m["width"], bytes(m["bits"])) for m in masks if m["turn_id"] == r["turn_id"]
+        ]
+        out.append(d)
+    return out
 
 
 def accuracy(scores: Sequence[Score]) -> tuple[dict[int, float], float | None]:

@@ -87,13 +87,13 @@ def test_unavailable_subtask_is_skipped_with_reason(services: Services) -> None:
 
 
 def test_recolour_needs_a_region_on_the_embedded_backend(services: Services) -> None:
-    # The colour grounder runs (it needs only the image) but "car" names no colour: the turn ends by saying what
+    # "car" names no colour, so no ready grounder can find it: known when the graph is built, the turn says what
     # would ground it, and nothing is guessed.
     img = np.full((120, 160, 3), 200, np.uint8)
     plan = Plan(subtasks=(Subtask(id="s1", kind="object_recoloration", target="car", result="pink"),))
     events = run(services, img, plan)
     message = " ".join(e.message for e in events if isinstance(e, ErrorEvent))
-    assert "names no colour" in message and "Grounding DINO" in message and "draw a box" in message
+    assert "no ready tool can find 'car'" in message and "Grounding DINO" in message and "draw a box" in message
     assert events[-1].image is None and not events[-1].ok
 
 
@@ -122,6 +122,15 @@ def test_plan_parameters_override_defaults_in_the_reported_attempt(services: Ser
     events = run(services, img, Plan(subtasks=(sub,)), region=UserRegion(boxes=(Box(40, 30, 80, 60),)), alpha=2.0)
     started = [e for e in events if isinstance(e, ToolStarted) and e.tool.startswith("recolor")]
     assert started and all(e.params["feather"] == 3.0 for e in started)
+
+
+def test_out_of_range_plan_parameter_is_refused_before_any_tool_runs(services: Services) -> None:
+    img = np.full((60, 80, 3), 120, np.uint8)
+    sub = Subtask(id="s1", kind="object_recoloration", target="blob", result="blue", params={"strength": 5})
+    plan = Plan(subtasks=(Subtask(id="s0", kind="global_adjustment", result="brighter"), sub))
+    turn = run_turn(services, img, plan, region=UserRegion(boxes=(Box(10, 10, 30, 30),)))
+    with pytest.raises(InputError, match=r"subtask s1 \(object_recoloration\): strength=5 is outside \[0.0, 1.0\]"):
+        next(turn)  # nothing ran: the plan is refused at its first step, naming the value and the range
 
 
 @pytest.mark.parametrize(

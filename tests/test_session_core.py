@@ -195,8 +195,8 @@ def test_a_noun_the_backend_cannot_find_asks_the_user_to_point(ws: Workspace, tm
     Image.open(Path(__file__).resolve().parents[1] / "assets" / "red_ball.png").save(p)
     sid = new_session_with(ws, p)
     view = finish(run(ws, sid, None, "make the ball blue"))
-    assert view.needs_pointing == {"s1"} and view.status == "failed"
-    assert "Click on it in the image" in R.final_text(view)
+    assert view.needs_pointing == {"s1"} and view.status == "unverified"  # asked before anything ran
+    assert "Click on it in the image" in R.final_text(view) and "Point first" in R.final_text(view)
     assert "needs pointing" in R.tree_markdown(view)
     assert ws.turn_views(sid, None)[0].needs_pointing == {"s1"}  # the request survives a page refresh
     clicked = finish(run(ws, sid, None, "make the ball blue", clicks=[(380, 210)]))
@@ -282,7 +282,10 @@ def test_llm_planner_calls_reach_the_chat_and_the_ledger(tmp_path: Path, sign: P
         "question": None,
     }
     with FakeOpenAI([chat(plan, prompt_tokens=900, completion_tokens=60)]) as fake:
-        settings = Settings(home=tmp_path, openai_base_url=fake.base_url, llm_model="fake-model", llm_retries=0)
+        # Reflection off: its VLM experts would ask the fake too (their calls are tested in tests/test_reflect.py).
+        settings = Settings(
+            home=tmp_path, openai_base_url=fake.base_url, llm_model="fake-model", llm_retries=0, reflect=False
+        )
         ws = Workspace(Services(settings), Store(tmp_path / "store"))
         assert ws.uses_llm() and llm_line(settings.openai_base_url, "fake-model", True).startswith("LLM: fake-model at")
         sid = new_session_with(ws, sign)

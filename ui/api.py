@@ -16,6 +16,7 @@ import numpy as np
 
 from costa.errors import InputError
 from costa.session import SessionCore, TurnOptions, TurnView, parse_clicks, read_brush
+from costa.session.targets import candidate_overlay, candidate_region, targets_report
 from costa.session.view import is_tool_event
 from ui import render as R
 from ui.state import short_errors
@@ -64,6 +65,7 @@ def report(view: TurnView, session_id: str, notes: tuple[str, ...] = ()) -> dict
             for c in view.calls
         ],
         "totals": view.totals(),
+        "targets": targets_report(view),
         "message": R.final_text(view),
         "log": R.log_lines(view),
         "notes": list(notes),
@@ -96,6 +98,7 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         box_in = gr.Textbox(label="box")
         clicks_in = gr.Textbox(label="clicks")
         brush_in = gr.File(label="brush", type="filepath")
+        mode_in = gr.Textbox(label="mode", value="lazy")
         version_id_in = gr.Number(label="version_id", precision=0)
         turn_id_in = gr.Number(label="turn_id", precision=0)
         subtask_id_in = gr.Textbox(label="subtask_id")
@@ -128,6 +131,7 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         clicks: str | None,
         request: gr.Request,
         brush: str | None = None,  # last and defaulted: gradio_client calls from before it existed keep working
+        mode: str | None = None,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Edit the session's current image by an instruction; streams the turn report, then the result image.
 
@@ -140,10 +144,11 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
             box: target region "x,y,w,h" in pixels, for objects costa cannot find by itself; may be empty.
             clicks: target clicks "x,y;x,y" in pixels (one click: a region, two or more: a box); may be empty.
             brush: a brush mask image (PNG) of the image's size, white = the region to edit; may be empty.
+            mode: "lazy" (default), "eager" or "fast-slow" (FaSTA*: learned subroutines first, local A* on failure).
         """
         owner = owner_of(request)
         core.session(session_id, owner)
-        opts = TurnOptions.validate(settings, alpha, threshold)
+        opts = TurnOptions.validate(settings, alpha, threshold, mode or "lazy")
         points = parse_clicks(clicks)
         upload = core.read_upload(image) if image else None
         mask = None
@@ -163,6 +168,9 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
                 yield gr.skip(), report(view, session_id, req.notes)
         if view is not None:
             result = head(session_id, owner) if view.result_version is not None else None
+            if view.status == "unverified":  # show the candidate region highlighted on the current image
+                current = head(session_id, owner)
+                result = candidate_overlay(current, candidate_region(view)) if current is not None else None
             yield result, report(view, session_id, req.notes)
 
     @short_errors
@@ -241,7 +249,7 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         (new_session, [], [out_session], "new_session", {}),
         (
             edit,
-            [session_id_in, image_in, instruction_in, alpha_in, threshold_in, box_in, clicks_in, brush_in],
+            [session_id_in, image_in, instruction_in, alpha_in, threshold_in, box_in, clicks_in, brush_in, mode_in],
             [out_image, out_report],
             "edit",
             gpu,

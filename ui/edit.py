@@ -21,7 +21,9 @@ from costa.session.preview import plan_cache_put
 from costa.session.turns import region_warnings
 from costa.session.view import is_tool_event
 from ui import render as R
+from ui import targets_view as TV
 from ui.overlays import annotate, editor_value, pointed_region, points_text
+from ui.reflection_panel import build_reflection_panel, cost_note, panel_update, vlm_expert_count
 from ui.state import ASSETS, EXAMPLE_TEXT, EXAMPLES, MAX_PAST_MESSAGES, Page, UiState, short_errors
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}
@@ -56,12 +58,19 @@ class EditTab:
     undo: gr.Button
     redo: gr.Button
     ledger: gr.Markdown
+    target_row: gr.Row  # the actions on an unverified target (ui.targets_view), hidden until a turn leaves one
+    edit_region: gr.Button
+    let_me_point: gr.Button
+    do_rest: gr.Button
+    reflect: gr.Checkbox  # multi-expert reflection on/off for the next turn (ui.reflection_panel)
+    reflection: gr.Markdown
 
     @property
     def outputs(self) -> list[Any]:
         return [
             self.image, self.points, self.box, self.brush_editor, self.downloads, self.chat, self.instruction,
-            self.prediction, self.tree, self.graph, self.slider, self.undo, self.redo, self.ledger,
+            self.prediction, self.tree, self.graph, self.slider, self.undo, self.redo, self.ledger, self.target_row,
+            self.reflection,
         ]  # fmt: skip
 
 
@@ -116,6 +125,7 @@ def build_edit(settings: Any) -> EditTab:
                     )  # fmt: skip
                     send = gr.Button("Send", variant="primary", scale=1, min_width=80, elem_id="send")
                     stop = gr.Button("Stop", variant="stop", scale=1, min_width=80, elem_id="stop")
+                target_row, edit_region, let_me_point, do_rest = TV.action_row()  # unverified targets
                 with gr.Row():
                     alpha = gr.Slider(
                         0.0, 2.0, value=settings.alpha, step=0.1, label="α: 0 = best quality … 2 = fastest"
@@ -125,8 +135,10 @@ def build_edit(settings: Any) -> EditTab:
                     )
                 mode = gr.Radio(
                     [(label, key) for key, label in MODES.items()], value="lazy", label="Search mode",
-                    info="FaSTA* fast–slow (learned subroutines first) is not available in this build yet.",
+                    info="FaSTA* fast–slow runs a learned subroutine first; the chat says which rule served each "
+                    "subtask, or why the local A* did.",
                 )  # fmt: skip
+                reflection = build_reflection_panel(settings.reflect)
                 prediction = gr.Markdown(R.prediction_markdown(settings.alpha, []), elem_id="prediction")
         gr.Markdown("### Live view: plan and tool search")
         with gr.Row(equal_height=False):
@@ -149,7 +161,8 @@ def build_edit(settings: Any) -> EditTab:
     return EditTab(
         image, points, clear_points, box, brush_panel, brush_editor, use_brush, clear_brush, examples, export,
         downloads, chat, instruction, send, stop, alpha, threshold, mode, prediction, tree, graph, slider, undo,
-        redo, ledger,
+        redo, ledger, target_row=target_row, edit_region=edit_region, let_me_point=let_me_point, do_rest=do_rest,
+        reflect=reflection.switch, reflection=reflection.markdown,
     )  # fmt: skip
 
 
@@ -184,7 +197,8 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         brush_px = state.brush.area if state.brush is not None else 0
         return {
             **brush_sync(state),
-            tab.image: annotate(img, region) if img is not None else None,
+            tab.image: annotate(TV.shown_image(state, img), region) if img is not None else None,
+            tab.target_row: TV.row_update(state),
             tab.points: points_text(state.clicks, note, brush_px),
             tab.slider: core.before_after(sid, owner),
             tab.chat: state.past[-MAX_PAST_MESSAGES:],
@@ -216,7 +230,9 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         if pv.view is None:
             return {tab.prediction: f"_Nothing to run for this instruction: {pv.nothing}_"}
         hint = "\n\n📍 " + R.pointing_hint(pv.view, pv.pointing[0]) if pv.pointing else ""
-        out: dict[Any, Any] = {tab.prediction: R.prediction_markdown(pv.alpha, pv.predictions) + hint}
+        n_vlm = vlm_expert_count(settings) if settings.reflect else 0
+        reflect_md = cost_note(pv.predictions, pv.alpha, n_vlm, settings.reflect)
+        out: dict[Any, Any] = {tab.prediction: R.prediction_markdown(pv.alpha, pv.predictions) + reflect_md + hint}
         if not core.busy(state.session_id):
             out.update(diagrams(state, pv.view))
         return out
@@ -307,17 +323,22 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         return predict(state, text, a, box_text)
 
     @short_errors
-    def on_send(state: UiState, text: str, a: float, th: float, box_text: str, m: str) -> Any:
+    def on_send(state: UiState, text: str, a: float, th: float, box_text: str, m: str, r: bool = True) -> Any:
         if state is None:
             raise InputError("the page is still loading: try again in a moment")
-        opts = TurnOptions.validate(settings, a, th, m)
+        action, state.action = state.action, ""
+        opts = TurnOptions.validate(settings, a, th, m, bool(r), action)
         req = core.prepare(
             state.session_id, state.owner, text, opts, state.clicks, box_text or "", state.brush,
             cached=state.plans.get((text or "").strip()),
         )  # fmt: skip
         totals = R.session_totals(core.session_totals(state.session_id))
         first, view = True, None
+        seen: list[Any] = []
         for view, ev in core.run(req):
+            seen.append(ev)
+            if ev is not None and ev.kind == "reflection_kept":
+                yield {tab.reflection: panel_update(seen, bool(r))}
             if not first and not is_tool_event(ev):
                 continue
             if ev is None and view.status not in ("planning", "searching"):
@@ -339,8 +360,9 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
             state.clear_pointing()
             state.box = ""
             done = {**page.snapshot(state), tab.box: ""}
-        if view.needs_pointing or view.status in ("failed", "stopped"):
+        if view.needs_pointing or view.status in ("failed", "stopped", "unverified"):
             done[tab.instruction] = req.instruction  # kept, so pointing and pressing Send again is enough
+        done[tab.reflection] = panel_update(seen, bool(r))
         yield done
 
     @short_errors
@@ -390,11 +412,28 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
     typed = tab.instruction.blur if core.uses_llm() else tab.instruction.change
     for trigger in (typed, tab.alpha.change):
         trigger(on_predict, predict_in, everything, trigger_mode="always_last", **quiet)
-    send_in = [ui, tab.instruction, tab.alpha, tab.threshold, tab.box, tab.mode]
+    send_in = [ui, tab.instruction, tab.alpha, tab.threshold, tab.box, tab.mode, tab.reflect]
     gpu = {"concurrency_id": "gpu_tools", "concurrency_limit": settings.concurrency}
     for trigger in (tab.send.click, tab.instruction.submit):
         trigger(on_send, send_in, everything, trigger_mode="multiple", **gpu, **quiet).then(
             on_predict, predict_in, everything, **quiet
         )
+    actions = (
+        (tab.edit_region, TV.on_edit_this_region, "edit_region"),
+        (tab.do_rest, TV.on_do_the_rest, "rest"),
+    )
+    for button, prepare, name in actions:
+
+        def on_action(state: UiState, prepare: Any = prepare, name: str = name) -> str:
+            text = prepare(state)
+            state.action = name if text else ""
+            return text
+
+        button.click(on_action, [ui], [tab.instruction], **PRIVATE).then(  # the instruction is kept and run again
+            on_send, send_in, everything, **gpu, **quiet
+        ).then(on_predict, predict_in, everything, **quiet)
+    tab.let_me_point.click(TV.on_let_me_point, [ui], [tab.instruction], **PRIVATE).then(
+        page.snapshot, [ui], everything, **PRIVATE
+    )
     tab.stop.click(on_stop, [ui], None, concurrency_limit=None, **PRIVATE)  # queued (toasts), never waits
     tab.export.click(on_export, [ui], everything, **PRIVATE)

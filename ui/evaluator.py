@@ -64,6 +64,8 @@ class Evaluation:
                 done = d.view.done_subtasks.get(sid)
                 got = f"via {' → '.join(done.tools)}, quality {done.quality:.2f}" if done else d.view.subtask_state(sid)
                 result = f" — {done.result}" if done and done.result else ""
+                if sid in d.view.unverified:  # found but not verified: say what was missing
+                    result += " — target not verified: " + "; ".join(d.view.unverified[sid].missing)
                 lines.append(f"- **{sid}** {name}: {got}{result}")
             choices = [(f"{sid} · {name}", sid) for sid, name in d.subtasks]
             return {

@@ -42,6 +42,8 @@ def ledger_markdown(view: TurnView | None, session: Mapping[str, float] | None =
                 mine = [c for c in view.calls if c.subtask_id == s.id]
                 done = view.done_subtasks.get(s.id)
                 path = " → ".join(done.tools) if done else ("skipped" if s.id in view.unavailable else "—")
+                if s.id in view.unverified and not done:
+                    path = "target not verified"
                 q = f"{done.quality:.2f}" if done else "—"
                 sec = sum(c.seconds or 0 for c in mine)
                 retries = sum(1 for c in mine if c.attempt > 0)

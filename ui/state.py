@@ -56,6 +56,7 @@ class UiState:
     brush_version: int | None = None  # the version whose image the brush editor shows
     exported: bool = False  # download links are on screen (cleared when the session changes)
     drawn: dict[str, str] = field(default_factory=dict)  # element id -> the diagram Markdown last sent to it
+    action: str = ""  # the follow-up on an unverified target that the next Send runs ("edit_region", "rest")
 
     def clear_pointing(self) -> None:
         """Forget clicks and the brush mask (the image they were made on is no longer current)."""

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from costa.errors import InputError, PlanningError
 
-EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 2, 3
+EXIT_OK, EXIT_ERROR, EXIT_PARTIAL, EXIT_UNVERIFIED = 0, 2, 3, 4
 SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff")
 
 
@@ -50,7 +50,10 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
 
     sid = core.session(args.session, None).id if args.session else core.new_session(None).id
     instruction = check_instruction(args.instruction)
-    opts = TurnOptions.validate(core.settings, args.alpha, args.threshold, "eager" if args.eager else "lazy")
+    mode = getattr(args, "mode", None) or ("eager" if args.eager else "lazy")
+    accept = bool(getattr(args, "accept_unverified", False))
+    reflect = False if getattr(args, "no_reflect", False) else None
+    opts = TurnOptions.validate(core.settings, args.alpha, args.threshold, mode, reflect, accept_unverified=accept)
     if args.image and not Path(args.image).is_file():
         raise InputError(f"image {args.image} does not exist" if not Path(args.image).exists() else "not a file")
     upload = core.read_upload(args.image) if args.image else None
@@ -90,9 +93,20 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
             "no edit could be planned from this instruction; nothing was written" + (f": {why}" if why else "")
         )
     _print_ledger(ledger, done, out)
+    for s, why in done.unverified.items():
+        print(f"  {s:8} target not verified{' (accepted)' if accept else ''}: {why}", file=out)
     from costa.cli import _print_llm_costs
 
     _print_llm_costs(view.llm, out)
+    if done.unverified and not accept:
+        for s, why in done.unverified.items():
+            print(f"error: the target of {s} was not verified — {why}", file=sys.stderr)
+        print(
+            "nothing was written: point at the object (--point x,y or --box x,y,w,h) or pass --accept-unverified "
+            "to edit the candidate region",
+            file=sys.stderr,
+        )
+        return EXIT_UNVERIFIED
     if done.image is None:
         print("nothing was written", file=sys.stderr)
         return EXIT_ERROR
@@ -144,6 +158,20 @@ def _print_event(ev: Any, quiet: bool, ledger: list[Any], out: TextIO) -> None:
             f"done  {ev.subtask_id} {ev.subtask_kind} via {'+'.join(ev.tools)}: quality {ev.quality:.2f} — {ev.result}",
             file=out,
         )
+    elif isinstance(ev, E.TargetUnverified):
+        print(f"unverified {ev.subtask_id} {ev.target!r}: {ev.summary}", file=out)
+    elif isinstance(ev, E.PointingNeeded):
+        print(f"point first {', '.join(ev.subtask_ids)}: {ev.reason}", file=out)
+    elif ev.kind in ("rule_hit", "fallback", "induction_done"):
+        if not quiet:
+            from costa.subroutines.commands import describe_event
+
+            print(describe_event(ev), file=out)
+    elif ev.kind in ("reflection", "reflection_retry", "reflection_kept", "expert_dropped"):
+        if not quiet or ev.kind == "reflection_kept":
+            from costa.reflect.report import describe_event as describe_reflection
+
+            print(describe_reflection(ev), file=out)
     elif isinstance(ev, E.ErrorEvent):
         print(f"error: {ev.message}", file=sys.stderr)
 

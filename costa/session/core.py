@@ -28,10 +28,13 @@ from costa.eventlog import event_to_dict
 from costa.events import Event, PlanReady
 from costa.images import load_image
 from costa.pointing import describe_region, region_from_pointing
+from costa.reflect.report import chat_note
+from costa.reflect.session import load_session_memory, remember_turn
 from costa.services import Services
 from costa.session.history import HistoryMixin
 from costa.session.preview import PreviewMixin
 from costa.session.runtime import Runtimes, SessionRuntime
+from costa.session.targets import pointing_first, record_targets, target_panels
 from costa.session.turns import (
     HISTORY_TURNS,
     PlanResult,
@@ -98,6 +101,8 @@ class SessionCore(HistoryMixin, PreviewMixin):
         self._thumbs: dict[int, np.ndarray] = {}
         self._thumb_lock = threading.Lock()
         self._exports: dict[str, str | None] = {}  # exported file name -> the user who exported it
+        self._fast_slow: Any = None  # costa.subroutines.executor.FastSlowRuntime, built on the first fast-slow turn
+        self._fast_slow_lock = threading.Lock()
 
     def start(self) -> dict[str, int]:
         """Recover from a killed process (call once when an app starts): running turns → interrupted, orphan files
@@ -118,6 +123,15 @@ class SessionCore(HistoryMixin, PreviewMixin):
                 self._client = llm_client(self.services)
                 self._client_checked = True
         return self._client
+
+    def fast_slow(self) -> Any:
+        """FaSTA*'s runtime (learned rules, observation log) for fast-slow turns, made once."""
+        with self._fast_slow_lock:
+            if self._fast_slow is None:
+                from costa.subroutines.executor import FastSlowRuntime
+
+                self._fast_slow = FastSlowRuntime.from_services(self.services, self.store)
+        return self._fast_slow
 
     def uses_llm(self) -> bool:
         s = self.settings
@@ -302,8 +316,10 @@ class SessionCore(HistoryMixin, PreviewMixin):
             "region_note": view.region_note,
             "number": number,
         }
-        if opts.reflect:
-            params["reflect"] = True
+        if opts.reflect is not None:
+            params["reflect"] = opts.reflect
+        if opts.accept_unverified:
+            params["accept_unverified"] = True
         if opts.action:
             params["action"] = opts.action
         if req.brush is not None:
@@ -311,22 +327,30 @@ class SessionCore(HistoryMixin, PreviewMixin):
             params["mask_file"] = self.store.save_mask(session.id, req.brush.data)
             b = req.brush.bbox()
             params["brush_box"] = None if b is None else [b.x, b.y, b.w, b.h]
+        memory = load_session_memory(self.store, session.id)  # earlier turns: protected regions, references
+        resolved = memory.resolve(req.instruction)
+        region = req.region
+        if resolved.box is not None and not region.artifacts():
+            region = UserRegion(boxes=(resolved.box,))  # "make it red" acts where the turn it refers to did
         turn_id = self.store.start_turn(session.id, head.id, req.instruction, None, params)
         view.turn_id, view.turn_number = turn_id, number
         events: list[Event] = []
         plan = None
+        planned: PlanResult | None = None
         result_version: int | None = None
         status = "failed"
         try:
             yield view, None
-            if req.cached is not None:
+            if resolved.changed:
+                view.notes.append(f"Read as “{resolved.text}” ({resolved.note}).")
+            if req.cached is not None and not resolved.changed:
                 planned = req.cached
                 for ev in planned.events:
                     events.append(ev)
                     view.apply(ev)
             else:
-                history = [t.instruction for t in turns][-HISTORY_TURNS:]
-                gen = plan_turn(self.services, self.client(), req.instruction, req.image, history)
+                history = memory.summary_lines(HISTORY_TURNS) or [t.instruction for t in turns][-HISTORY_TURNS:]
+                gen = plan_turn(self.services, self.client(), resolved.text, req.image, history)
                 while True:
                     try:
                         ev = next(gen)
@@ -338,29 +362,55 @@ class SessionCore(HistoryMixin, PreviewMixin):
                     yield view, ev
             plan = planned.plan if planned.plan is not None else view.plan
             if planned.plan is not None:
-                tg = build_graph(self.services, planned.plan, req.region)  # the turn's one tool graph
+                tg = build_graph(self.services, planned.plan, region)  # the turn's one tool graph
                 view.layout = GraphLayout.from_tool_graph(tg, self._estimate)
                 view.needs_pointing = self._pointing_subtasks(planned.plan, tg.unavailable)
                 yield view, None
-                lazy = opts.mode != "eager"
-                turn = run_turn(
-                    self.services, req.image, planned.plan, opts.alpha, opts.threshold, req.region, lazy, graph=tg
+                runtime = self.fast_slow() if opts.mode == "fast-slow" else None
+                turn = pointing_first(self.services, planned.plan, region) or run_turn(  # ask before running
+                    self.services,
+                    req.image,
+                    planned.plan,
+                    opts.alpha,
+                    opts.threshold,
+                    region,
+                    graph=tg,
+                    mode=opts.mode,
+                    runtime=runtime,
+                    reflect=opts.reflect,
+                    memory=memory,
+                    accept_unverified=opts.accept_unverified,
                 )
                 for ev in turn:
                     if isinstance(ev, PlanReady):
                         continue  # the planner already announced the plan
                     events.append(ev)
                     view.apply(ev)
+                    if (note := chat_note(ev)) is not None:
+                        view.notes.append(note)  # reflection retries and best-of choices, said in the chat
                     yield view, ev
                     if rt.stop.is_set():
-                        turn.close()
+                        close = getattr(turn, "close", None)
+                        if close is not None:
+                            close()
                         view.stop()
                         break
-            if view.outcome is not None and view.outcome.image is not None and view.status != "stopped":
+            if (
+                view.outcome is not None
+                and view.outcome.image is not None
+                and view.status not in ("stopped", "unverified")
+            ):
                 result_version = self._save_versions(session.id, head, number, req.instruction, view)
                 view.result_version = result_version
             self._after_turn_pointing(view, params["given"])
-            status = view.status if view.status in ("done", "partial", "stopped") else "failed"
+            target_panels(view)
+            if planned is not None and planned.plan is not None and view.outcome is not None:
+                box0 = region.boxes[0] if region.boxes else None
+                remember_turn(
+                    self.store, session.id, turn_id, req.instruction, resolved.text, planned.plan, req.image, events,
+                    box0,
+                )  # fmt: skip
+            status = view.status if view.status in ("done", "partial", "unverified", "stopped") else "failed"
         except GeneratorExit:
             status = "stopped"
             view.stop()
@@ -370,8 +420,10 @@ class SessionCore(HistoryMixin, PreviewMixin):
             if view.outcome is not None:
                 summary["results"] = dict(view.outcome.results)
                 summary["skipped"] = dict(view.outcome.skipped)
+                summary["unverified"] = dict(view.outcome.unverified)
             if view.path is not None:
                 summary["path"] = [list(p) for p in view.path.path]
+            record_targets(self.store, turn_id, events)
             self.store.finish_turn(
                 turn_id,
                 status,  # type: ignore[arg-type]

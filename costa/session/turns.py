@@ -27,8 +27,12 @@ from costa.types import Mask, Plan
 
 log = logging.getLogger(__name__)
 
-#: Search modes a turn may ask for (key → label). Other modes register here (e.g. FaSTA*'s "fast-slow").
-MODES = {"lazy": "CoSTA* lazy A* (default)", "eager": "CoSTA* eager A* (the published search, for comparison)"}
+#: Search modes a turn may ask for (key → label).
+MODES = {
+    "lazy": "CoSTA* lazy A* (default)",
+    "eager": "CoSTA* eager A* (the published search, for comparison)",
+    "fast-slow": "FaSTA* fast–slow (learned subroutines first, local A* on failure)",
+}
 #: Most clicks one request may carry (the page keeps the last ones; the API refuses more).
 MAX_CLICKS = 8
 #: Longest instruction accepted, in characters.
@@ -54,15 +58,18 @@ def _number(value: Any, name: str, lo: float, hi: float) -> float:
 class TurnOptions:
     """How a turn runs: α (0 best quality … 2 fastest), quality threshold per step (0–1), search mode, hooks.
 
-    `reflect` asks for reflection after each subtask; `action` is a follow-up on an unverified target (e.g.
-    "edit_region", "point", "rest"); both are read by the hooks that add them and ignored otherwise.
+    `reflect` switches multi-expert reflection (`costa.reflect`) on or off for the turn (None: the settings'
+    COSTA_REFLECT); `accept_unverified` reports a target that was found but not verified as done (the CLI's
+    `--accept-unverified`); `action` is the follow-up on an unverified target that made this turn (e.g.
+    "edit_region", "point", "rest"), recorded with the turn.
     """
 
     alpha: float = 1.0
     threshold: float = 0.8
     mode: str = "lazy"
-    reflect: bool = False
+    reflect: bool | None = None
     action: str = ""
+    accept_unverified: bool = False
 
     @classmethod
     def validate(
@@ -71,8 +78,9 @@ class TurnOptions:
         alpha: Any = None,
         threshold: Any = None,
         mode: str | None = None,
-        reflect: bool = False,
+        reflect: bool | None = None,
         action: str = "",
+        accept_unverified: bool = False,
     ) -> TurnOptions:
         """Checked options; None takes the settings' default.
 
@@ -84,7 +92,8 @@ class TurnOptions:
         m = mode or "lazy"
         if m not in MODES:
             raise InputError(f"mode must be one of {', '.join(sorted(MODES))}, got {m!r}")
-        return cls(a, t, m, bool(reflect), action or "")
+        r = None if reflect is None else bool(reflect)
+        return cls(a, t, m, r, action or "", bool(accept_unverified))
 
 
 def check_instruction(text: Any) -> str:

@@ -126,13 +126,14 @@ class TurnView:
     predicted: list[NodeKey] = field(default_factory=list)
     path: E.PathChosen | None = None
     done_subtasks: dict[str, E.SubtaskDone] = field(default_factory=dict)
+    unverified: dict[str, E.TargetUnverified] = field(default_factory=dict)  # found but not verified: not done
     llm: list[E.LlmCall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     question: str | None = None
     outcome: E.TurnDone | None = None
     panels: dict[str, list[SubtaskPanel]] = field(default_factory=dict)  # subtask id -> panels under its message
-    status: str = "planning"  # planning, searching, done, partial, failed, stopped
+    status: str = "planning"  # planning, searching, done, partial, unverified, failed, stopped
     result_version: int | None = None
     result_number: int | None = None  # the result version's number within its session
     _popped: tuple[NodeKey, bool] | None = None
@@ -185,13 +186,23 @@ class TurnView:
             self.errors.append(f"No tool path passed its checks: {ev.reason}.")
         elif isinstance(ev, E.SubtaskDone):
             self.done_subtasks[ev.subtask_id] = ev
+        elif isinstance(ev, E.TargetUnverified):
+            self.unverified[ev.subtask_id] = ev
+        elif isinstance(ev, E.PointingNeeded):
+            self.needs_pointing.update(ev.subtask_ids)
+        elif isinstance(ev, E.RuleHit):
+            self.notes.append(f"{ev.subtask_id}: fast — rule {ev.rule_id} (v{ev.version}): {' → '.join(ev.tools)}")
+        elif isinstance(ev, E.Fallback):
+            self.notes.append(f"{ev.subtask_id}: slow — local A* ({ev.reason})")
         elif isinstance(ev, E.ErrorEvent):
             if ev.message not in self.errors:
                 self.errors.append(ev.message)
         elif isinstance(ev, E.TurnDone):
             self.outcome = ev
             self.unavailable.update(ev.skipped)
-            if ev.image is None:
+            if ev.unverified and not ev.ok:
+                self.status = "unverified"  # a target was found but not verified: not done, nothing accepted
+            elif ev.image is None:
                 self.status = "failed"
             else:
                 self.status = "done" if ev.ok else "partial"
@@ -258,6 +269,8 @@ class TurnView:
         }
 
     def subtask_state(self, sid: str) -> str:
+        if sid in self.unverified and sid not in self.done_subtasks:
+            return "unverified"
         if sid in self.done_subtasks:
             return "done"
         if sid in self.unavailable:
@@ -266,7 +279,7 @@ class TurnView:
             return "stopped"
         if any(c.subtask_id == sid and c.passed is None and not c.dropped for c in self.calls):
             return "running" if self.status == "searching" else "pending"
-        if self.status in ("failed", "partial", "done"):
+        if self.status in ("failed", "partial", "done", "unverified"):
             return "failed"
         return "pending"
 

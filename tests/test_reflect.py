@@ -242,8 +242,8 @@ def test_switch_off_runs_no_experts(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_session_memory_resolves_protects_and_persists(tmp_path: Path) -> None:
     from costa.reflect.session import load_session_memory
-    from tests.test_ui_workspace import finish, new_session_with
-    from ui.workspace import Workspace
+    from costa.session import SessionCore
+    from tests.test_session_core import finish, new_session_with, run
 
     image, box = _scene()
     path = tmp_path / "disc.png"
@@ -251,11 +251,11 @@ def test_session_memory_resolves_protects_and_persists(tmp_path: Path) -> None:
 
     Image.fromarray(image).save(path)
     settings = Settings(home=tmp_path)
-    ws = Workspace(Services(settings), Store(tmp_path / "store"))
+    ws = SessionCore(Services(settings), Store(tmp_path / "store"))
     sid = new_session_with(ws, path)
-    first = finish(ws.run(sid, None, "Make the object blue.", box=f"{box.x},{box.y},{box.w},{box.h}"))
+    first = finish(run(ws, sid, None, "Make the object blue.", box=f"{box.x},{box.y},{box.w},{box.h}"))
     assert first.status == "done"
-    second = finish(ws.run(sid, None, "Use green instead."))  # no box: the turn it refers to gives it
+    second = finish(run(ws, sid, None, "Use green instead."))  # no box: the turn it refers to gives it
     ws.close()
     assert any("Make the object green." in n for n in second.notes)
     assert second.status == "done" and second.plan is not None and second.plan.subtasks[0].result == "green"

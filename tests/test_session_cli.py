@@ -57,6 +57,7 @@ def test_session_continues_a_stored_session_with_its_history(sale_png: Path, tmp
     back = {**plan, "subtasks": [{**plan["subtasks"][0], "target": "OPEN", "result": "SALE"}]}
     with FakeOpenAI([chat(plan), chat(back)]) as fake:
         llm = {"OPENAI_BASE_URL": fake.base_url, "COSTA_LLM_MODEL": "fake-model", "COSTA_LLM_RETRIES": "0"}
+        llm["COSTA_REFLECT"] = "0"  # its VLM experts would ask the fake too (tested in tests/test_reflect.py)
         first = costa("edit", str(sale_png), REPLACE, "-o", str(tmp_path / "a.png"), "--session", sid, home=home, **llm)
         assert first.returncode == 0, first.stdout + first.stderr
         assert "stored as version v2" in first.stdout and "(turn 1)" in first.stdout

@@ -334,16 +334,17 @@ def test_the_page_runs_fast_slow_turns_and_the_chat_names_the_rule(tmp_path: Pat
     from PIL import Image
 
     from ui.render import chat_messages
-    from ui.workspace import MODES, Workspace
+    from costa.session import MODES, SessionCore, TurnOptions
 
     assert "fast-slow" in MODES
-    ws = Workspace(Services(Settings(home=tmp_path)), Store(tmp_path / "store"))
+    ws = SessionCore(Services(Settings(home=tmp_path)), Store(tmp_path / "store"))
     try:
         path = tmp_path / "grey.png"
         Image.fromarray(np.full((48, 64, 3), 90, np.uint8)).save(path)
         sid = ws.open_session(None, None).id
         ws.upload(sid, None, path)
-        view = [v for v, _ in ws.run(sid, None, "Make the image brighter.", 1.0, 0.8, mode="fast-slow")][-1]
+        opts = TurnOptions.validate(ws.settings, 1.0, 0.8, "fast-slow")
+        view = [v for v, _ in ws.run(ws.prepare(sid, None, "Make the image brighter.", opts))][-1]
         assert view.status == "done"
         assert any("fast — rule shipped-adjust" in n for n in view.notes)
         text = json_dumps(chat_messages(view))

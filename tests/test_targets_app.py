@@ -1,5 +1,5 @@
 """An unverified target in the app: through gradio_client (the /edit endpoint of `python app.py`) and through the
-workspace the page's three actions call ("Edit this region", "Let me point", "Do the rest")."""
+session core the page's three actions call ("Edit this region", "Let me point", "Do the rest")."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from costa.store import Store
 from tests.app_server import AppServer
 from ui import render as R
 from ui import targets_view as TV
-from ui.workspace import Workspace
+from costa.session import SessionCore, TurnOptions
+
+Workspace = SessionCore
 
 pytestmark = pytest.mark.slow
 
@@ -60,22 +62,28 @@ def last_view(gen):
     return views[-1]
 
 
+def run(core: SessionCore, sid: str, text: str, brush=None, cached=None):
+    """A turn as the page runs it: the whole request validated, then run."""
+    opts = TurnOptions.validate(core.settings)
+    return core.run(core.prepare(sid, None, text, opts, brush=brush, cached=cached))
+
+
 def test_edit_this_region_and_do_the_rest_keep_the_instruction(ws: Workspace, tmp_path: Path) -> None:
     sid = ws.open_session(None, None).id
     ws.upload(sid, None, chelsea(tmp_path / "cat.png"))
     text = "make the red car blue and upscale it 2x"
-    view = last_view(ws.run(sid, None, text))
+    view = last_view(run(ws, sid, text))
     assert view.status == "unverified" and set(view.unverified) == {"s1"}
     records = ws.store.targets(view.turn_id)
     assert records[0]["status"] == "unverified" and records[0]["subtask_id"] == "s1"
     assert ws.store.turn(sid, view.turn_id).status == "unverified"
     state = SimpleNamespace(last_view=view, clicks=[], brush=None, box="", plans={}, past=[])
     assert TV.on_edit_this_region(state) == text and state.brush is not None  # the instruction is kept
-    accepted = last_view(ws.run(sid, None, text, brush=state.brush))
+    accepted = last_view(run(ws, sid, text, brush=state.brush))
     assert accepted.status == "done" and set(accepted.done_subtasks) == {"s1", "s2"}  # pointed by the user: verified
     state = SimpleNamespace(last_view=view, clicks=[], brush=None, box="", plans={}, past=[])
     assert TV.on_do_the_rest(state) == text
-    rest = last_view(ws.run(sid, None, text, cached=state.plans[text]))
+    rest = last_view(run(ws, sid, text, cached=state.plans[text]))
     assert rest.status == "done" and set(rest.done_subtasks) == {"s2"}  # the upscale ran, the recolour did not
 
 
@@ -87,7 +95,7 @@ def test_a_target_no_tool_can_find_asks_for_pointing_before_anything_runs(ws: Wo
     sid = ws.open_session(None, None).id
     ws.upload(sid, None, path)
     text = "recolor the tower to gold and make the image brighter"
-    view = last_view(ws.run(sid, None, text))
+    view = last_view(run(ws, sid, text))
     assert view.status == "unverified" and not view.calls  # asked first: no tool ran
     assert view.needs_pointing == {"s1"} and "Point first" in R.final_text(view) and "'tower'" in R.final_text(view)
     assert ws.store.targets(view.turn_id)[0]["status"] == "pointing_needed"
@@ -96,14 +104,14 @@ def test_a_target_no_tool_can_find_asks_for_pointing_before_anything_runs(ws: Wo
     assert state.brush is None and state.last_view is None
     state = SimpleNamespace(last_view=view, clicks=[], brush=None, box="", plans={}, past=[])
     assert TV.on_do_the_rest(state) == text
-    rest = last_view(ws.run(sid, None, text, cached=state.plans[text]))
+    rest = last_view(run(ws, sid, text, cached=state.plans[text]))
     assert rest.status == "done" and set(rest.done_subtasks) == {"s2"}
 
 
 def test_an_unverified_turn_renders_in_the_chat_tree_and_ledger(ws: Workspace, tmp_path: Path) -> None:
     sid = ws.open_session(None, None).id
     ws.upload(sid, None, chelsea(tmp_path / "cat.png"))
-    view = last_view(ws.run(sid, None, "make the red car blue"))
+    view = last_view(run(ws, sid, "make the red car blue"))
     messages = R.chat_messages(view)
     assert any("🎯" in (m.get("metadata") or {}).get("title", "") for m in messages)
     assert "target not verified" in R.tree_markdown(view) and "target not verified" in R.ledger_markdown(view)

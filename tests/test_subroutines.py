@@ -303,7 +303,7 @@ def test_run_turn_mode_switch_and_cli_rules(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_chat_notes_name_the_serving_rule_or_the_fallback_reason() -> None:
-    from ui.turnview import TurnView
+    from costa.session.view import TurnView
 
     view = TurnView("edit", {})
     view.apply(RuleHit("s1", "learned-x", ("grabcut_segment", "remove_telea"), 3, 0.2))

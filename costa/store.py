@@ -581,6 +581,7 @@ class Store:
                 p.unlink(missing_ok=True)
                 removed += 1
         return removed
+
     def record_target(
         self,
         turn_id: int,

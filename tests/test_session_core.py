@@ -295,3 +295,43 @@ def test_llm_planner_calls_reach_the_chat_and_the_ledger(tmp_path: Path, sign: P
     assert view.llm and view.llm[0].prompt_tokens == 900
     assert "LLM planner" in R.chat_messages(view)[1]["metadata"]["title"]
     assert "1 LLM call(s), 960 tokens" in R.ledger_markdown(view)
+
+
+def test_turn_options_carry_mode_reflection_and_accepting_an_unverified_target(services: Services) -> None:
+    s = services.settings
+    assert TurnOptions.validate(s).reflect is None  # None: COSTA_REFLECT decides
+    opts = TurnOptions.validate(s, 0.5, 0.7, "fast-slow", False, "rest", accept_unverified=True)
+    assert (opts.mode, opts.reflect, opts.action, opts.accept_unverified) == ("fast-slow", False, "rest", True)
+    with pytest.raises(InputError, match="mode must be one of"):
+        TurnOptions.validate(s, mode="greedy")
+
+
+def test_a_turn_records_its_reflection_switch_and_remembers_itself(ws: Workspace, tmp_path: Path) -> None:
+    from costa.reflect.session import load_session_memory
+
+    path = tmp_path / "grey.png"
+    Image.fromarray(np.full((48, 64, 3), 90, np.uint8)).save(path)
+    sid = new_session_with(ws, path)
+    opts = TurnOptions.validate(ws.settings, reflect=False)
+    view = finish(ws.run(ws.prepare(sid, None, "Make the image brighter.", opts)))
+    assert view.status == "done" and not [c for c in view.calls if c.tool.startswith("reflect")]
+    turn = ws.store.turns(sid)[-1]
+    assert turn.params["reflect"] is False and turn.params["mode"] == "lazy"
+    assert [t.resolved for t in load_session_memory(ws.store, sid).turns] == ["Make the image brighter."]
+
+
+def test_the_cli_runs_fast_slow_without_reflection_through_the_core(tmp_path: Path, monkeypatch) -> None:
+    import io
+
+    from costa.cli import main
+
+    monkeypatch.setenv("COSTA_HOME", str(tmp_path / "home"))
+
+    src = tmp_path / "grey.png"
+    Image.fromarray(np.full((48, 64, 3), 90, np.uint8)).save(src)
+    out = io.StringIO()
+    args = ["edit", str(src), "Make the image brighter.", "-o", str(tmp_path / "out.png"), "--mode", "fast-slow"]
+    assert main([*args, "--no-reflect", "--events", str(tmp_path / "ev.jsonl")], out) == 0
+    kinds = [json.loads(line)["kind"] for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
+    assert "rule_hit" in kinds and not [k for k in kinds if k.startswith("reflection")]
+    assert "shipped-adjust" in out.getvalue() and (tmp_path / "out.png").is_file()

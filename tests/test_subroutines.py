@@ -333,8 +333,8 @@ def test_vlm_labels_reach_the_traces_when_an_endpoint_is_configured(tmp_path: Pa
 def test_the_page_runs_fast_slow_turns_and_the_chat_names_the_rule(tmp_path: Path) -> None:
     from PIL import Image
 
-    from ui.render import chat_messages
     from costa.session import MODES, SessionCore, TurnOptions
+    from ui.render import chat_messages
 
     assert "fast-slow" in MODES
     ws = SessionCore(Services(Settings(home=tmp_path)), Store(tmp_path / "store"))

@@ -12,11 +12,11 @@ from PIL import Image
 
 from costa.config import Settings
 from costa.services import Services
+from costa.session import SessionCore, TurnOptions
 from costa.store import Store
 from tests.app_server import AppServer
 from ui import render as R
 from ui import targets_view as TV
-from costa.session import SessionCore, TurnOptions
 
 Workspace = SessionCore
 
@@ -74,6 +74,10 @@ def test_edit_this_region_and_do_the_rest_keep_the_instruction(ws: Workspace, tm
     text = "make the red car blue and upscale it 2x"
     view = last_view(run(ws, sid, text))
     assert view.status == "unverified" and set(view.unverified) == {"s1"}
+    (panel,) = view.panels["s1"]  # the follow-ups, under the subtask's message, live and after a reload
+    assert panel.actions == (TV.EDIT_THIS_REGION, TV.LET_ME_POINT, TV.DO_THE_REST)
+    assert ws.turn_views(sid, None)[-1].panels["s1"] == [panel]
+    assert ws.store.turn(sid, view.turn_id).summary["unverified"].keys() == {"s1"}
     records = ws.store.targets(view.turn_id)
     assert records[0]["status"] == "unverified" and records[0]["subtask_id"] == "s1"
     assert ws.store.turn(sid, view.turn_id).status == "unverified"

@@ -50,7 +50,6 @@ __all__ = [
 ]
 
 
-
 def action_row() -> tuple[Any, Any, Any, Any]:
     """The row of the three actions on an unverified target (hidden until a turn leaves one): row and buttons."""
     import gradio as gr

@@ -199,6 +199,9 @@ class HistoryMixin:
             view.status = turn.status
         view.result_version = turn.result_version
         self._after_turn_pointing(view, p.get("given", ()))
+        from costa.session.targets import target_panels
+
+        target_panels(view)  # the follow-ups on an unverified target, as the live turn showed them
         return view
 
     def session_totals(self: SessionCore, session_id: str) -> list[dict[str, Any]]:

@@ -162,5 +162,4 @@ def target_panels(view: TurnView) -> None:
             title = "🎯 Point first"
         actions = row["actions"]
         assert isinstance(actions, list)
-        view.panels.setdefault(sid, []).append(SubtaskPanel(title, body, tuple(map(str, actions))))
-
+        view.add_panel(sid, SubtaskPanel(title, body, tuple(map(str, actions))))

@@ -102,6 +102,7 @@ def test_a_target_no_tool_can_find_asks_for_pointing_before_anything_runs(ws: Wo
     view = last_view(run(ws, sid, text))
     assert view.status == "unverified" and not view.calls  # asked first: no tool ran
     assert view.needs_pointing == {"s1"} and "Point first" in R.final_text(view) and "'tower'" in R.final_text(view)
+    assert [p.actions for p in view.panels["s1"]] == [(TV.LET_ME_POINT, TV.DO_THE_REST)]
     assert ws.store.targets(view.turn_id)[0]["status"] == "pointing_needed"
     state = SimpleNamespace(last_view=view, clicks=[], brush=None, box="", plans={}, past=[])
     assert TV.pending(state) is view and TV.on_edit_this_region(state) == text  # nothing to accept: point instead

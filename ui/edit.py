@@ -413,7 +413,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
     for trigger in (typed, tab.alpha.change):
         trigger(on_predict, predict_in, everything, trigger_mode="always_last", **quiet)
     send_in = [ui, tab.instruction, tab.alpha, tab.threshold, tab.box, tab.mode, tab.reflect]
-    gpu = {"concurrency_id": "gpu_tools", "concurrency_limit": settings.concurrency}
+    gpu: dict[str, Any] = {"concurrency_id": "gpu_tools", "concurrency_limit": settings.concurrency}
     for trigger in (tab.send.click, tab.instruction.submit):
         trigger(on_send, send_in, everything, trigger_mode="multiple", **gpu, **quiet).then(
             on_predict, predict_in, everything, **quiet

@@ -71,10 +71,10 @@ def pending(state: Any) -> TurnView | None:
     return view
 
 
-def shown_image(state: Any, image: np.ndarray | None) -> np.ndarray | None:
+def shown_image(state: Any, image: np.ndarray) -> np.ndarray:
     """The image to show: with the candidate region highlighted while an unverified target waits for the user."""
     view = pending(state)
-    if image is None or view is None:
+    if view is None:
         return image
     return candidate_overlay(image, candidate_region(view))
 

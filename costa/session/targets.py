@@ -16,7 +16,7 @@ from costa.session.view import SubtaskPanel
 from costa.types import Mask, Plan
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     from costa.agent import UserRegion
     from costa.services import Services
@@ -113,7 +113,7 @@ def plan_without(plan: Plan, subtask_ids: set[str]) -> Plan:
     return plan.model_copy(update={"subtasks": kept})
 
 
-def record_targets(store: Store, turn_id: int, events: list[object]) -> None:
+def record_targets(store: Store, turn_id: int, events: Sequence[object]) -> None:
     """Store one target record per `TargetUnverified` and `PointingNeeded` event of a turn."""
     for ev in events:
         if isinstance(ev, TargetUnverified):
@@ -153,13 +153,12 @@ def targets_report(view: TurnView) -> dict[str, dict[str, object]]:
 
 def target_panels(view: TurnView) -> None:
     """Add a panel with the follow-up actions under each subtask whose target is unverified or must be pointed at."""
-    for sid, row in targets_report(view).items():
-        if row["status"] == "unverified":
-            body = f"'{row['target']}' was found but not verified — {'; '.join(map(str, row['missing']))}."
-            title = "🎯 Target not verified"
-        else:
-            body = f"No ready tool can find '{row['target']}' by itself: point at it."
-            title = "🎯 Point first"
-        actions = row["actions"]
-        assert isinstance(actions, list)
-        view.add_panel(sid, SubtaskPanel(title, body, tuple(map(str, actions))))
+    for sid, u in view.unverified.items():
+        body = f"'{u.target}' was found but not verified — {'; '.join(u.missing) or 'its identity'}."
+        actions = (EDIT_THIS_REGION, LET_ME_POINT, DO_THE_REST)
+        view.add_panel(sid, SubtaskPanel("🎯 Target not verified", body, actions))
+    if view.plan is not None and view.status == "unverified":  # asked before anything ran
+        for sid in sorted(view.needs_pointing - set(view.unverified) - set(view.done_subtasks)):
+            target = view.plan.by_id(sid).target or "the target"
+            body = f"No ready tool can find '{target}' by itself: point at it."
+            view.add_panel(sid, SubtaskPanel("🎯 Point first", body, (LET_ME_POINT, DO_THE_REST)))

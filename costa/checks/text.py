@@ -15,8 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from costa.checks import CheckContext, CheckFn, TextReader
+from costa.checks.exact import text_added
 from costa.errors import ToolError
 from costa.glyphs import edge_energy, locate_text
+from costa.signstyle import sign_colours_kept
 from costa.textmatch import (
     clean_target,
     find_matches,
@@ -48,8 +50,8 @@ _TARGETED_KINDS = frozenset(
 def check_text_replacement(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
-    """The edited area reads the new text, and neither it nor the old text's place still reads the old text; quality
-    is the new text's similarity to what OCR reads."""
+    """The edited area reads the new text (exactly, see `costa.checks.exact`; not counted when it was there before),
+    neither it nor the old text's place still reads the old text, and the sign keeps its own colours."""
     new = subtask.result or ""
     old = clean_target(subtask.target)
     image = _result_image(after, output)
@@ -59,11 +61,17 @@ def check_text_replacement(
     if old is not None and semantic_kind(old) is None:
         # Read where the old text was too, so writing the new text elsewhere and leaving the old one fails.
         area = _union([area, *(box for _, box, _ in _locate(ctx, before, old))])
-    read = _read_text(ctx.reader, image, area, margin_x=max(8, area.h // 2), margin_y=max(8, area.h // 2))
+    margin = max(8, area.h // 2)
+    read = _read_text(ctx.reader, image, area, margin_x=margin, margin_y=margin)
     if not read.strip():
         return Verdict(0.0, (f"OCR reads no text where {new!r} was written",))
-    quality = match_score(read, new)
-    reasons = [f"OCR reads {read!r}: similarity to {new!r} {quality:.2f}"]
+    found = text_added(_read_text(ctx.reader, before.image, area, margin_x=margin, margin_y=margin), read, new)
+    quality = found.quality
+    reasons = [f"OCR reads {read!r}: {found.reason}"]
+    colours = sign_colours_kept(before.image, image, area)
+    if colours is not None:
+        quality = min(quality, colours[0])
+        reasons.extend(colours[1])
     if old is not None and semantic_kind(old) is None:
         rest = normalise_text(read).replace(normalise_text(new), " ")
         if normalise_text(old) and match_score(rest, old) >= 0.8:
@@ -153,17 +161,19 @@ def check_keyword_highlighting(
 def check_text_addition(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
-    """OCR reads the added text where the tool wrote it; quality is its similarity to the requested text."""
+    """OCR reads the added text where the tool wrote it, exactly (see `costa.checks.exact`), and it was not readable
+    there before the edit."""
     new = subtask.result or ""
     image = _result_image(after, output)
     area = _changed_box(before.image, image, output)
     if area is None:
         return Verdict(0.0, (f"image unchanged: {new!r} was not written",))
-    read = _read_text(ctx.reader, image, area, margin_x=max(8, area.h // 2), margin_y=max(8, area.h // 2))
+    margin = max(8, area.h // 2)
+    read = _read_text(ctx.reader, image, area, margin_x=margin, margin_y=margin)
     if not read.strip():
         return Verdict(0.0, (f"OCR reads nothing where {new!r} was written",))
-    quality = match_score(read, new)
-    return Verdict(_unit(quality), (f"OCR reads {read!r}: similarity to {new!r} {quality:.2f}",))
+    found = text_added(_read_text(ctx.reader, before.image, area, margin_x=margin, margin_y=margin), read, new)
+    return Verdict(_unit(found.quality), (f"OCR reads {read!r}: {found.reason}",))
 
 
 def check_text_regions(

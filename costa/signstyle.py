@@ -25,6 +25,8 @@ from costa.types import Box
 _SECOND_COLOUR_SHARE = 0.12
 #: Least RGB distance between the fill and a second colour for it to be a different colour.
 _SECOND_COLOUR_DISTANCE = 60.0
+#: RGB distance within which a pixel counts as explained by a candidate panel plane (noise of σ≈10 stays inside).
+_EXPLAINED_DISTANCE = 45.0
 #: Largest drop-shadow offset searched (pixels, each axis).
 _MAX_SHADOW_OFFSET = 8
 
@@ -69,12 +71,22 @@ def measure_sign(image: np.ndarray, box: Box) -> SignStyle:
     crop = image[box.y : box.y2, box.x : box.x2].astype(np.float32)
     labels, centres = _clusters(crop, 4)
     counts = np.bincount(labels.ravel(), minlength=len(centres))
-    panel_label = int(np.argmax(counts))
-    background = _fit_plane(crop, labels == panel_label, box)
-    dist = np.linalg.norm(crop - background.render(), axis=-1)
+    # The panel is the plane that explains the most pixels. A shaded panel spans several colour clusters, so each of
+    # the largest clusters seeds a plane that is grown to every pixel near it before they are compared.
+    best: tuple[float, int, Background, np.ndarray] | None = None
+    for label in np.argsort(counts)[::-1][:3]:
+        if counts[label] < 8:
+            continue
+        plane, dist = _grow_plane(crop, labels == label, box)
+        explained = float((dist <= _EXPLAINED_DISTANCE).mean())
+        if best is None or explained > best[0]:
+            best = (explained, int(label), plane, dist)
+    if best is None:
+        raise ValueError(f"box {box} is too small to measure")
+    _, panel_label, background, dist = best
     far = dist > background.ink_threshold
     letters, outside = _split_components(far, box)
-    fill_mask, fill, second, second_mask = _fill_and_second(crop, letters, dist)
+    fill_mask, fill, second, second_mask = _fill_and_second(crop, letters, dist, centres[panel_label])
     outline, outline_px, shadow, offset = None, 0, None, (0, 0)
     if second is not None:
         offset = _shadow_offset(fill_mask, second_mask)
@@ -95,6 +107,19 @@ def _clusters(crop: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 1.0)
     _, labels, centres = cv2.kmeans(pixels, k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)
     return labels.reshape(crop.shape[:2]), centres
+
+
+def _grow_plane(crop: np.ndarray, seed: np.ndarray, box: Box) -> tuple[Background, np.ndarray]:
+    """Fit a plane to the seed pixels, then twice to every pixel near it; return it and each pixel's distance."""
+    plane = _fit_plane(crop, seed, box)
+    dist = np.linalg.norm(crop - plane.render(), axis=-1)
+    for _ in range(2):
+        near = dist <= max(2.0 * plane.ink_threshold, 45.0)
+        if near.sum() < 8:
+            break
+        plane = _fit_plane(crop, near, box)
+        dist = np.linalg.norm(crop - plane.render(), axis=-1)
+    return plane, dist
 
 
 def _fit_plane(crop: np.ndarray, sel: np.ndarray, box: Box) -> Background:
@@ -142,7 +167,7 @@ def _split_components(far: np.ndarray, box: Box) -> tuple[np.ndarray, np.ndarray
 
 
 def _fill_and_second(
-    crop: np.ndarray, letters: np.ndarray, dist: np.ndarray
+    crop: np.ndarray, letters: np.ndarray, dist: np.ndarray, panel: np.ndarray
 ) -> tuple[np.ndarray, tuple[int, int, int], tuple[int, int, int] | None, np.ndarray]:
     """The fill's mask and colour, and a second letter colour (outline or shadow) with its mask when there is one."""
     empty = np.zeros_like(letters)
@@ -153,18 +178,33 @@ def _fill_and_second(
     counts = np.bincount(labels, minlength=len(centres))
     order = np.argsort(counts)[::-1]
     fill_rgb = centres[order[0]]
-    fill = _rgb(fill_rgb)
+    fill = _core_colour(crop, letters, dist)
     if len(centres) < 2:
         return letters, fill, None, empty
     second_rgb = centres[order[1]]
     share = counts[order[1]] / counts.sum()
     if share < _SECOND_COLOUR_SHARE or np.linalg.norm(second_rgb - fill_rgb) < _SECOND_COLOUR_DISTANCE:
         return letters, fill, None, empty
+    if _off_blend(second_rgb, np.asarray(fill, np.float32), panel) < _SECOND_COLOUR_DISTANCE / 2:
+        return letters, fill, None, empty  # a mix of fill and panel: the anti-aliased edges of small letters
     d_fill = np.linalg.norm(crop - fill_rgb, axis=-1)
     d_second = np.linalg.norm(crop - second_rgb, axis=-1)
     fill_mask = letters & (d_fill <= d_second)
     second_mask = letters & ~fill_mask
-    return fill_mask, fill, _rgb(second_rgb), second_mask
+    return fill_mask, _core_colour(crop, fill_mask, dist), _rgb(second_rgb), second_mask
+
+
+def _off_blend(colour: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """RGB distance from `colour` to the nearest mix of colours `a` and `b` (the segment between them)."""
+    ab = b - a
+    t = float(np.clip(np.dot(colour - a, ab) / max(float(np.dot(ab, ab)), 1e-6), 0.0, 1.0))
+    return float(np.linalg.norm(colour - (a + t * ab)))
+
+
+def _core_colour(crop: np.ndarray, mask: np.ndarray, dist: np.ndarray) -> tuple[int, int, int]:
+    """Median colour of the stroke cores: the masked pixels farthest from the panel (not the anti-aliased edges)."""
+    d = dist[mask]
+    return _rgb(np.median(crop[mask][d >= np.quantile(d, 0.6)], axis=0))
 
 
 def _shadow_offset(fill: np.ndarray, second: np.ndarray) -> tuple[int, int]:

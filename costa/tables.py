@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ _TOOL_KEYS = {
     "requirements",
     "licence",
     "description",
+    "class",
 }
 _REQUIRED_TOOL_KEYS = {"id", "family", "backend", "status", "subtasks", "inputs", "outputs"}
 
@@ -128,6 +130,11 @@ def _parse_tools(doc: Any, where: str, subtasks: Mapping[str, SubtaskSpec]) -> d
             raise TableError(f"{at}: backend must be embedded, neural or api, got {row['backend']!r}")
         if row["status"] not in ("ready", "planned"):
             raise TableError(f"{at}: status must be ready or planned, got {row['status']!r}")
+        impl = row.get("class")
+        if row["status"] == "ready" and impl is None:
+            raise TableError(f"{at}: a ready tool must name its class as 'module:Class'")
+        if impl is not None and (not isinstance(impl, str) or not re.fullmatch(r"[\w.]+:\w+", impl)):
+            raise TableError(f"{at}: 'class' must be 'package.module:Class', got {impl!r}")
         serves = _str_tuple(row["subtasks"], at, "subtasks")
         if not serves:
             raise TableError(f"{at}: serves no subtask")
@@ -162,6 +169,7 @@ def _parse_tools(doc: Any, where: str, subtasks: Mapping[str, SubtaskSpec]) -> d
             requirements=requirements,
             licence=str(row.get("licence", "")),
             description=str(row.get("description", "")),
+            impl=impl,
         )
     return out
 

@@ -335,6 +335,8 @@ class ToolSpec:
     requirements: Requirements = Requirements()
     licence: str = ""
     description: str = ""
+    #: The implementing class as "package.module:Class" (imported on demand); None for a planned tool.
+    impl: str | None = None
 
     @property
     def max_attempts(self) -> int:

@@ -35,6 +35,8 @@ SALIENT_SHARE = 0.005
 MIRROR_FULL, MIRROR_ZERO = 0.5, 0.8
 #: Block correlation at or above which a margin block is a clone of the original.
 CLONE_NCC = 0.92
+#: Least mean gradient (grey levels per pixel) around a fill for a smooth fill to count as a smear.
+SMEAR_MIN_TEXTURE = 6.0
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,7 @@ def removal_artifacts(after: np.ndarray, mask: np.ndarray | None) -> Verdict:
     """Score a removal's fill for a smear (texture lost) and a seam (a step along the hole's outline).
 
     - smear: (texture inside + 0.5) / (texture in the ring + 0.5) ≥ 0.45 → 1.0, 0 at 0.2 (only when the ring is
-      textured, mean gradient ≥ 3 levels per pixel: a fill of a flat wall is flat);
+      textured, mean gradient ≥ 6 levels per pixel: a fill of a flat wall or fine grain may be smooth);
     - seam: (step on the outline + 1) / (step beside it + 1) ≤ 2.5 → 1.0, 0 at 5.
 
     Returns a neutral 1.0 verdict (with the reason) when there is no mask or it is too small to measure.
@@ -210,7 +212,7 @@ def removal_artifacts(after: np.ndarray, mask: np.ndarray | None) -> Verdict:
     if stats is None:
         return Verdict(1.0, ("filled region too small or too thin to measure smear and seam",))
     parts: list[tuple[float, str]] = []
-    if stats.texture_ring >= 3.0:
+    if stats.texture_ring >= SMEAR_MIN_TEXTURE:
         ratio = (stats.texture_in + 0.5) / (stats.texture_ring + 0.5)
         parts.append(
             (

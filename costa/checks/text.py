@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from costa.checks import CheckContext, CheckFn, TextReader
+from costa.checks.artifacts import removal_artifacts
 from costa.checks.exact import text_added
 from costa.errors import ToolError
 from costa.glyphs import edge_energy, locate_text
@@ -83,7 +84,8 @@ def check_text_replacement(
 def check_text_removal(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
-    """Nothing is readable where the removed text was, and little of its edge energy is left."""
+    """Nothing is readable where the removed text was, little of its edge energy is left, and the fill shows neither
+    a smear nor a seam (`checks.artifacts.removal_artifacts`)."""
     image = _result_image(after, output)
     located = _locate(ctx, before, subtask.target)
     if not located:
@@ -105,7 +107,8 @@ def check_text_removal(
             reasons.append(f"{left:.0%} of the letters' edges of {text!r} remain")
     if not reasons:
         reasons.append(f"no text readable where {len(located)} removed occurrence(s) were")
-    return Verdict(_unit(quality), tuple(reasons))
+    fill = removal_artifacts(image, output.edited_region)
+    return Verdict(_unit(min(quality, fill.quality)), (*reasons, *fill.reasons))
 
 
 def check_text_redaction(

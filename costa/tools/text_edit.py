@@ -113,6 +113,7 @@ def measure_style(
     """
     ys, xs = np.nonzero(mask)
     ink = Box(box.x + int(xs.min()), box.y + int(ys.min()), int(xs.max() - xs.min()) + 1, int(ys.max() - ys.min()) + 1)
+    density = max(1e-3, float(mask[ink.y - box.y : ink.y2 - box.y, ink.x - box.x : ink.x2 - box.x].mean()))
     best: tuple[float, int, bool] | None = None
     for bold in (False, True):
         ref = load_font(100, bold)
@@ -122,7 +123,9 @@ def measure_style(
         size = max(_MIN_FONT_PX, round(100 * ink.h / (bottom - top)))
         font = load_font(size, bold)
         left, top, right, bottom = font.getbbox(text, anchor="ls")
-        error = abs((right - left) - ink.w) / max(ink.w, 1)
+        # Width alone cannot tell a bold face from a widely spaced regular one; the share of the ink box that is
+        # ink (stroke weight) can.
+        error = abs((right - left) - ink.w) / max(ink.w, 1) + abs(_ink_density(font, text) - density) / density
         if best is None or error < best[0]:
             best = (error, size, bold)
     if best is None:
@@ -132,6 +135,17 @@ def measure_style(
     origin = (float(ink.x - left), float(ink.y - top))
     colour = ink_colour(image, box, mask, background)
     return TextStyle(origin, size, bold, colour, ink, centred)
+
+
+def _ink_density(font: Any, text: str) -> float:
+    """Share (0–1) of `text`'s ink box that is ink when drawn in `font` (anti-aliased pixels count from half)."""
+    from PIL import Image, ImageDraw
+
+    left, top, right, bottom = font.getbbox(text, anchor="ls")
+    w, h = max(1, right - left), max(1, bottom - top)
+    canvas = Image.new("L", (w, h), 0)
+    ImageDraw.Draw(canvas).text((-left, -top), text, font=font, fill=255, anchor="ls")
+    return float((np.asarray(canvas) >= 128).mean())
 
 
 class _TextReplacer(Tool):

@@ -188,3 +188,29 @@ def test_unknown_status_and_backend(docs) -> None:
 def test_load_tables_names_missing_file(tmp_path: Path) -> None:
     with pytest.raises(TableError, match=r"subtasks\.yaml: cannot read"):
         load_tables(tmp_path)
+
+
+def test_subtask_categories_come_from_the_table() -> None:
+    from costa.planner.validate import CREATING_KINDS, OBJECT_KINDS, TEXT_READ_KINDS
+    from costa.tables import KindSet, load_subtasks
+
+    subtasks = load_subtasks()
+    assert set(OBJECT_KINDS) == {k for k, s in subtasks.items() if s.target == "object"}
+    assert set(CREATING_KINDS) == {"object_replacement", "object_addition"}
+    # One definition of "reads text" everywhere (it used to be 2 kinds in one module and 4 in another).
+    reads = {"text_detection", "text_extraction", "question_answering_text", "sentiment_analysis"}
+    assert set(TEXT_READ_KINDS) == reads
+    assert set(KindSet("runs_first")) | {"x"} == {"outpainting", "x"}
+    with pytest.raises(TableError, match="no column 'readz_text'"):
+        KindSet("readz_text")
+
+
+def test_a_misspelt_subtask_column_is_refused() -> None:
+    docs = [yaml.safe_load((TABLES_DIR / n).read_text()) for n in NAMES[:2]]
+    docs[0]["subtasks"][0]["reads_txt"] = True
+    with pytest.raises(TableError, match=r"unknown keys \['reads_txt'\]"):
+        parse_tables(docs[0], docs[1], (TABLES_DIR / NAMES[2]).read_text(), NAMES)
+    docs[0]["subtasks"][0].pop("reads_txt")
+    docs[0]["subtasks"][0]["reads_text"] = "yes"
+    with pytest.raises(TableError, match="reads_text must be true or false"):
+        parse_tables(docs[0], docs[1], (TABLES_DIR / NAMES[2]).read_text(), NAMES)

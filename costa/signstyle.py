@@ -185,13 +185,27 @@ def _fill_and_second(
     share = counts[order[1]] / counts.sum()
     if share < _SECOND_COLOUR_SHARE or np.linalg.norm(second_rgb - fill_rgb) < _SECOND_COLOUR_DISTANCE:
         return letters, fill, None, empty
-    if _off_blend(second_rgb, np.asarray(fill, np.float32), panel) < _SECOND_COLOUR_DISTANCE / 2:
+    if min(_off_blend(second_rgb, fill_rgb, panel), _off_blend(fill_rgb, second_rgb, panel)) < (
+        _SECOND_COLOUR_DISTANCE / 2
+    ):
         return letters, fill, None, empty  # a mix of fill and panel: the anti-aliased edges of small letters
     d_fill = np.linalg.norm(crop - fill_rgb, axis=-1)
     d_second = np.linalg.norm(crop - second_rgb, axis=-1)
     fill_mask = letters & (d_fill <= d_second)
     second_mask = letters & ~fill_mask
+    if _rim_share(second_mask, letters) < _rim_share(fill_mask, letters):
+        # The fill is the inner colour: an outline or a shadow lies along the letters' rim, whichever is larger.
+        fill_mask, second_mask, second_rgb = second_mask, fill_mask, fill_rgb
     return fill_mask, _core_colour(crop, fill_mask, dist), _rgb(second_rgb), second_mask
+
+
+def _rim_share(part: np.ndarray, letters: np.ndarray) -> float:
+    """Share of `part`'s pixels within 2 px of a pixel outside `letters` (the panel)."""
+    from costa.masks import dilate_mask
+
+    if not part.any():
+        return 0.0
+    return float((part & dilate_mask(~letters, 2)).sum() / part.sum())
 
 
 def _off_blend(colour: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:

@@ -61,11 +61,13 @@ def check_text_replacement(
     if old is not None and semantic_kind(old) is None:
         # Read where the old text was too, so writing the new text elsewhere and leaving the old one fails.
         area = _union([area, *(box for _, box, _ in _locate(ctx, before, old))])
-    margin = max(8, area.h // 2)
-    read = _read_text(ctx.reader, image, area, margin_x=margin, margin_y=margin)
+    # Little room to the sides: the new text lies inside the changed area, and a neighbouring word's first letter
+    # read into the crop would glue onto it ("MENUV") and fail the exact match.
+    margin, side = max(8, area.h // 2), max(4, area.h // 8)
+    read = _read_text(ctx.reader, image, area, margin_x=side, margin_y=margin)
     if not read.strip():
         return Verdict(0.0, (f"OCR reads no text where {new!r} was written",))
-    found = text_added(_read_text(ctx.reader, before.image, area, margin_x=margin, margin_y=margin), read, new)
+    found = text_added(_read_text(ctx.reader, before.image, area, margin_x=side, margin_y=margin), read, new)
     quality = found.quality
     reasons = [f"OCR reads {read!r}: {found.reason}"]
     colours = sign_colours_kept(before.image, image, area)
@@ -97,7 +99,9 @@ def check_text_removal(
         if read.strip() and match_score(read, text) >= READS_AS:
             quality = min(quality, 0.1)
             reasons.append(f"OCR still reads {text!r}")
-        elif normalise_text(read):
+        elif normalise_text(read) and normalise_text(
+            _read_text(ctx.reader, image, box, box.h // 4 if whole else 0, box.h // 4, whole_lines=True)
+        ):
             quality = min(quality, 0.5)
             reasons.append(f"OCR reads {read!r} where {text!r} was")
         left = _residual_edges(before.image, image, box)
@@ -170,11 +174,13 @@ def check_text_addition(
     area = _changed_box(before.image, image, output)
     if area is None:
         return Verdict(0.0, (f"image unchanged: {new!r} was not written",))
-    margin = max(8, area.h // 2)
-    read = _read_text(ctx.reader, image, area, margin_x=margin, margin_y=margin)
+    # Little room to the sides: the new text lies inside the changed area, and a neighbouring word's first letter
+    # read into the crop would glue onto it ("MENUV") and fail the exact match.
+    margin, side = max(8, area.h // 2), max(4, area.h // 8)
+    read = _read_text(ctx.reader, image, area, margin_x=side, margin_y=margin)
     if not read.strip():
         return Verdict(0.0, (f"OCR reads nothing where {new!r} was written",))
-    found = text_added(_read_text(ctx.reader, before.image, area, margin_x=margin, margin_y=margin), read, new)
+    found = text_added(_read_text(ctx.reader, before.image, area, margin_x=side, margin_y=margin), read, new)
     return Verdict(_unit(found.quality), (f"OCR reads {read!r}: {found.reason}",))
 
 
@@ -280,8 +286,11 @@ def _locate(ctx: CheckContext, before: EditState, target: str | None) -> list[tu
     return [(m.text, box, m.whole_region) for m, box in located]
 
 
-def _read_text(reader: TextReader, image: np.ndarray, box: Box, margin_x: int, margin_y: int) -> str:
-    """OCR the crop of `box` grown by the margins (pixels); small crops are enlarged first. Returns the lines read."""
+def _read_text(
+    reader: TextReader, image: np.ndarray, box: Box, margin_x: int, margin_y: int, whole_lines: bool = False
+) -> str:
+    """OCR the crop of `box` grown by the margins (pixels); small crops are enlarged first. Returns the lines read;
+    with `whole_lines`, without those cut by the crop's top or bottom edge (the rim of a neighbouring line)."""
     height, width = image.shape[:2]
     x1, y1 = max(0, box.x - margin_x), max(0, box.y - margin_y)
     x2, y2 = min(width, box.x2 + margin_x), min(height, box.y2 + margin_y)
@@ -292,7 +301,11 @@ def _read_text(reader: TextReader, image: np.ndarray, box: Box, margin_x: int, m
         factor = min(3.0, _MIN_CROP_HEIGHT / crop.shape[0])
         size = (max(1, round(crop.shape[1] * factor)), max(1, round(crop.shape[0] * factor)))
         crop = np.asarray(Image.fromarray(crop).resize(size, Image.Resampling.BICUBIC), dtype=np.uint8)
-    return join_lines(reader.read(crop))
+    regions = reader.read(crop)
+    if whole_lines:
+        edge = max(2, crop.shape[0] // 20)
+        regions = tuple(r for r in regions if r.box.y > edge and r.box.y2 < crop.shape[0] - edge)
+    return join_lines(regions)
 
 
 def _union(boxes: Sequence[Box]) -> Box:

@@ -87,3 +87,14 @@ def test_replacement_and_removal_work_on_every_sign_style(style: str, detect) ->
     out = tool(state, remove, tool.spec.params_for_attempt(0))
     verdict = check_text_removal(ctx, remove, state, state.with_output(out), out)
     assert verdict.quality >= 0.8, verdict
+
+
+def test_bench_tools_variants_prints_a_pass_rate_per_style() -> None:
+    from bench.tools import run_variants_bench
+
+    report = run_variants_bench(cases=1, seed=0, tools=["text_redact_box"])
+    header = report.splitlines()[1]
+    assert all(style in header for style in SIGN_STYLES)
+    row = next(line for line in report.splitlines() if line.startswith("text_redact_box on text_redaction"))
+    rates = [float(v) for v in row.split()[-len(SIGN_STYLES) :]]
+    assert len(rates) == len(SIGN_STYLES) and all(0.0 <= r <= 1.0 for r in rates)

@@ -105,8 +105,9 @@ def _clusters(crop: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     k = max(1, min(k, len(np.unique(pixels[:: max(1, len(pixels) // 4096)], axis=0))))
     cv2.setRNGSeed(0)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 1.0)
-    _, labels, centres = cv2.kmeans(pixels, k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)
-    return labels.reshape(crop.shape[:2]), centres
+    best_labels = np.zeros((len(pixels), 1), np.int32)
+    _, labels, centres = cv2.kmeans(pixels, k, best_labels, criteria, 2, cv2.KMEANS_PP_CENTERS)
+    return np.asarray(labels).reshape(crop.shape[:2]), np.asarray(centres)
 
 
 def _grow_plane(crop: np.ndarray, seed: np.ndarray, box: Box) -> tuple[Background, np.ndarray]:
@@ -128,7 +129,7 @@ def _fit_plane(crop: np.ndarray, sel: np.ndarray, box: Box) -> Background:
     values = crop[ys, xs].astype(np.float64)
     design = np.stack([np.ones_like(xs), xs, ys], axis=-1).astype(np.float64)
     keep = np.ones(len(values), dtype=bool)
-    coef = np.zeros((3, 3))
+    coef: np.ndarray = np.zeros((3, 3))
     sigma = 0.0
     for _ in range(3):
         coef, *_ = np.linalg.lstsq(design[keep], values[keep], rcond=None)

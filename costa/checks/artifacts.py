@@ -160,7 +160,7 @@ def mirror_verdict(stats: MarginStats) -> tuple[float, str]:
 
 @dataclass(frozen=True)
 class FillStats:
-    """Texture and seam of a filled hole: `texture_in` / `texture_ring` are mean gradients (grey levels per pixel)
+    """Texture and seam of a filled hole: `texture_in` / `texture_ring` are median gradients (grey levels per pixel)
     inside the hole and in a ring around it; `seam` is the mean grey step across the hole's outline and `beside`
     the mean step one ring further out."""
 
@@ -189,9 +189,10 @@ def fill_statistics(after: np.ndarray, mask: np.ndarray) -> FillStats | None:
     beside = dilate_mask(mask, 6) & ~dilate_mask(mask, 4)
     if core.sum() < 16 or ring.sum() < 16 or not outline.any() or not beside.any():
         return None
+    # Medians: a neighbouring word or an outline in the ring is a minority of its pixels and must not read as texture.
     return FillStats(
-        float(gradient[core].mean()),
-        float(gradient[ring].mean()),
+        float(np.median(gradient[core])),
+        float(np.median(gradient[ring])),
         float(gradient[outline].mean()),
         float(gradient[beside].mean()),
     )
@@ -201,7 +202,7 @@ def removal_artifacts(after: np.ndarray, mask: np.ndarray | None) -> Verdict:
     """Score a removal's fill for a smear (texture lost) and a seam (a step along the hole's outline).
 
     - smear: (texture inside + 0.5) / (texture in the ring + 0.5) ≥ 0.45 → 1.0, 0 at 0.2 (only when the ring is
-      textured, mean gradient ≥ 6 levels per pixel: a fill of a flat wall or fine grain may be smooth);
+      textured, median gradient ≥ 6 levels per pixel: a fill of a flat wall or fine grain may be smooth);
     - seam: (step on the outline + 1) / (step beside it + 1) ≤ 2.5 → 1.0, 0 at 5.
 
     Returns a neutral 1.0 verdict (with the reason) when there is no mask or it is too small to measure.

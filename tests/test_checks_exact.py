@@ -100,7 +100,7 @@ def test_replacement_with_a_near_miss_fails(ctx: CheckContext, old: str, asked: 
 def test_adding_text_that_was_already_there_fails(ctx: CheckContext) -> None:
     before = draw(background("flat", 460, 200), [Line("OPEN NOW", (60, 70), 48, (20, 20, 20))])
     pil = Image.fromarray(before)
-    ImageDraw.Draw(pil).rectangle((40, 55, 330, 140), outline=(200, 30, 30), width=4)  # the tool only drew a frame
+    ImageDraw.Draw(pil).rectangle((30, 45, 400, 150), outline=(200, 30, 30), width=4)  # the tool only drew a frame
     framed = np.asarray(pil).copy()
     subtask = Subtask(id="a", kind="text_addition", result="NOW")
     state = EditState(before)

@@ -206,6 +206,8 @@ def iter_search(
     lazy: bool = True,
     label: Callable[[Any], tuple[str, str]] = lambda n: ("", str(n)),
     key: Callable[[Any], Hashable] = lambda n: n,
+    *,
+    dry_run: bool = False,
 ) -> Iterator[Event]:
     """Run the search, yielding events as it goes; the generator's return value is the `SearchResult`.
 
@@ -220,9 +222,13 @@ def iter_search(
         key: node → identity shared by nodes that are "the same step" (e.g. the same tool chain on the same subtask
             after a different earlier path): a measurement of one becomes the estimate of the others, and a step that
             failed is dropped for all of them.
+        dry_run: the α preview: `execute` is not called, every step "measures" its estimate and is kept whatever
+            its quality, so the result is the path the search tries first when the tools behave as the tables say.
 
     Queue order: entries expected to pass their check (estimated step quality ≥ threshold) come before those expected
-    to fail, which run only as a last resort; then f; then deeper entries first; then insertion order.
+    to fail, which run only as a last resort; then f; then deeper entries first; then insertion order. Whenever an
+    execution changes the estimates (a measurement, a dropped step), every queued entry is re-ranked, so an entry
+    whose estimate improved moves forward as surely as one whose estimate got worse moves back.
     """
     check_alpha(alpha)
     if not 0.0 <= threshold <= 1.0:
@@ -259,7 +265,7 @@ def iter_search(
     fronts = _completions(order, graph, goal, est, dropped, cap)
     version = 0
     counter = itertools.count()
-    heap: list[tuple[int, float, int, int, int, _Node]] = []
+    heap: list[tuple[int, float, int, int, _Node]] = []  # (doubtful, f, -depth, insertion, entry)
     observations: list[Observation] = []
     executions = 0
     spent = 0.0
@@ -283,7 +289,7 @@ def iter_search(
         if n.node not in fronts:  # nothing left after it reaches the goal (its continuations failed)
             return None
         doubtful, f = priority(n)
-        heapq.heappush(heap, (doubtful, f, -len(n.path), next(counter), version, n))
+        heapq.heappush(heap, (doubtful, f, -len(n.path), next(counter), n))
         sid, tool = label_of(n.node)
         return NodeQueued(sid, tool, n.tools, f, n.executed)
 
@@ -295,12 +301,13 @@ def iter_search(
         attempts = max(1, max_attempts(n.node))
         for attempt in range(attempts):
             yield ToolStarted(sid, tool, attempt)
-            out = execute(n.node, n.parent.state if n.parent else initial_state, attempt)
+            parent_state = n.parent.state if n.parent else initial_state
+            out = Outcome(*est(n.node), state=parent_state) if dry_run else execute(n.node, parent_state, attempt)
             executions += 1
             spent += out.seconds
             total += out.seconds
             quality = 0.0 if out.error else out.quality
-            ok = out.error is None and quality >= threshold
+            ok = out.error is None and (quality >= threshold or dry_run)
             observations.append(Observation(n.node, out.seconds, quality, ok))
             reasons = out.reasons if out.error is None else (out.error, *out.reasons)
             yield ToolFinished(sid, tool, attempt, out.seconds, quality, ok, reasons)
@@ -327,16 +334,17 @@ def iter_search(
     first = push(root)
     if first is not None:
         yield first
+    ranked_at = version
     while heap:
-        doubtful, f, depth, _, pushed_at, n = heapq.heappop(heap)
+        if ranked_at != version:  # estimates changed: re-rank every queued entry, whichever way it moved
+            heap = [(*priority(e[-1]), e[2], e[3], e[-1]) for e in heap if e[-1].node in fronts]
+            heapq.heapify(heap)
+            ranked_at = version
+            if not heap:
+                break
+        doubtful, f, _, _, n = heapq.heappop(heap)
         if n.node not in fronts or (n.node != start and n.node != goal and key(n.node) in failed):
             continue
-        if pushed_at != version:  # estimates changed since this entry was queued: re-rank it if it got worse
-            new_doubtful, new_f = priority(n)
-            if (new_doubtful, new_f) > (doubtful, f + 1e-12):
-                heapq.heappush(heap, (new_doubtful, new_f, depth, next(counter), version, n))
-                continue
-            f = new_f
         sid, tool = label_of(n.node)
         if n.node != start:
             yield NodePopped(sid, tool, n.tools, f, n.executed)
@@ -402,10 +410,24 @@ def search_toolpath(
     on_event: Callable[[Event], None] | None = None,
     label: Callable[[Any], tuple[str, str]] = lambda n: ("", str(n)),
     key: Callable[[Any], Hashable] = lambda n: n,
+    *,
+    dry_run: bool = False,
 ) -> SearchResult:
     """Run `iter_search` to the end and return its result; `on_event` sees each event."""
     gen = iter_search(
-        graph, start, goal, estimate, execute, alpha, threshold, max_attempts, initial_state, lazy, label, key
+        graph,
+        start,
+        goal,
+        estimate,
+        execute,
+        alpha,
+        threshold,
+        max_attempts,
+        initial_state,
+        lazy,
+        label,
+        key,
+        dry_run=dry_run,
     )
     while True:
         try:
@@ -417,10 +439,25 @@ def search_toolpath(
 
 
 def predict_best(
-    graph: nx.DiGraph, start: Hashable, goal: Hashable, estimate: Callable[[Any], tuple[float, float]], alpha: float
+    graph: nx.DiGraph,
+    start: Hashable,
+    goal: Hashable,
+    estimate: Callable[[Any], tuple[float, float]],
+    alpha: float,
+    threshold: float = DEFAULT_THRESHOLD,
+    key: Callable[[Any], Hashable] = lambda n: n,
 ) -> tuple[tuple[Hashable, ...], float, float]:
-    """Best path under the estimates alone (no execution): (path, seconds, quality) — the α slider's prediction."""
+    """The α slider's prediction: (path, seconds, quality) of the path the search tries first; nothing is executed.
+
+    Same queue rules as `iter_search` with the same `threshold` and `key` (a step whose estimated quality is below the
+    threshold is ranked last, as the search ranks it), every step taken to measure its estimate. ((), inf, 0.0) when no
+    path reaches the goal.
+    """
     result = search_toolpath(
-        graph, start, goal, estimate, lambda n, s, a: Outcome(*estimate(n), state=s), alpha, threshold=0.0
+        graph, start, goal, estimate, _never_called, alpha, threshold=threshold, key=key, dry_run=True
     )
     return result.path, result.seconds, result.quality
+
+
+def _never_called(node: Any, state: Any, attempt: int) -> Outcome:
+    raise SearchError("a dry run must not execute tools")  # pragma: no cover - guarded by dry_run

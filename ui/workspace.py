@@ -284,16 +284,20 @@ class Workspace:
     ) -> list[tuple[float, tuple[tuple[str, str], ...], float, float]]:
         """Best path under the estimates for each α: (α, ((subtask, tool), …), seconds, quality); [] if none."""
         from costa.agent import build_graph
-        from costa.graph import GOAL, START
+        from costa.graph import GOAL, START, step_key
 
         tg = build_graph(self.services, plan, region)
         if not tg.steps:
             return []
         est = self.services.estimates
+        threshold = self.services.settings.threshold
         out = []
         for a in alphas:
             check_alpha(a)
-            path, seconds, quality = predict_best(tg.graph, START, GOAL, lambda n: est.get(n.tool, n.kind), a)
+            # the search's own threshold and step identity, so the predicted path is the one it tries first
+            path, seconds, quality = predict_best(
+                tg.graph, START, GOAL, lambda n: est.get(n.tool, n.kind), a, threshold, key=step_key
+            )
             if path:
                 out.append((a, tuple((n.subtask_id, n.tool) for n in path), seconds, quality))
         return out

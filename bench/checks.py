@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -206,24 +205,20 @@ def run_checks_bench(
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse arguments, run the benchmark, print the report; 0 when both targets are met, else 1."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--scale", type=float, default=1.0, help="cases per group × this (default 1: 440 cases)")
-    parser.add_argument("--kinds", default="", help="comma-separated subtask kinds (default all)")
-    parser.add_argument("--save", type=Path, default=None, help="write example before/after PNGs here")
-    parser.add_argument("--per-case", action="store_true", help="list every case, not only misjudged ones")
-    args = parser.parse_args(argv)
-    try:
-        import costa  # noqa: F401
-    except ModuleNotFoundError:  # run from a checkout without `pip install -e .`
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+HELP = "false-pass / false-fail rates of the checks on 240 seeded wrong and 200 right step results"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare this benchmark's options."""
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scale", type=float, default=1.0, help="cases per group × this (default 1: 440 cases)")
+    p.add_argument("--kinds", default="", help="comma-separated subtask kinds (default all)")
+    p.add_argument("--save", type=Path, default=None, help="write example before/after PNGs here")
+    p.add_argument("--per-case", action="store_true", help="list every case, not only misjudged ones")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run, print the report; 0 always (the report says which targets were met)."""
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    report = run_checks_bench(args.seed, args.scale, kinds or None, args.save, args.per_case)
-    print(report)
-    return 0 if "[MISSED]" not in report else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    print(run_checks_bench(args.seed, args.scale, kinds or None, args.save, args.per_case))
+    return 0

@@ -55,28 +55,12 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="list every tool: ready or not, and why")
     d.add_argument("--json", action="store_true")
 
-    b = sub.add_parser("bench", help="benchmarks that print ratios against a baseline measured in the same run")
-    bsub = b.add_subparsers(dest="bench", required=True)
-    bs = bsub.add_parser("search", help="lazy vs eager A* on seeded simulated plans; search overhead")
-    bs.add_argument("--seed", type=int, default=0)
-    bs.add_argument("--plans", type=int, default=40)
-    be = bsub.add_parser("edit", help="end-to-end `costa edit` replacing one word on a 768 px image")
-    be.add_argument("--runs", type=int, default=5)
-    bt = bsub.add_parser("tools", help="measure every ready embedded tool on synthetic cases; write benchmark.csv")
-    bt.add_argument("--cases", type=int, default=12, help="synthetic cases per tool × subtask")
-    bt.add_argument("--seed", type=int, default=0)
-    bt.add_argument("--write", action="store_true", help="rewrite tool_tables/benchmark.csv with measured rows")
-    bt.add_argument("--tools", help="comma-separated tool ids to measure (default: every ready embedded tool)")
-    bk = bsub.add_parser("tasks", help="synthetic multi-step tasks: rule plan, run, verify each subtask against truth")
-    bk.add_argument("--n", type=int, default=20, help="tasks to generate and run")
-    bk.add_argument("--seed", type=int, default=0)
-    bp = bsub.add_parser("planner", help="offline planner on the shared benchmark instructions: coverage and speed")
-    bp.add_argument("--data", default=None, help="benchmark folder (default ../shared/benchmarks)")
-    ba = bsub.add_parser("app", help="app start-up time, first streamed event, 8 concurrent clients × 5 edits")
-    ba.add_argument("--starts", type=int, default=5, help="app starts timed (median reported)")
-    ba.add_argument("--first-runs", type=int, default=10, help="edits timed to their first streamed event")
-    ba.add_argument("--clients", type=int, default=8, help="clients editing at once")
-    ba.add_argument("--edits", type=int, default=5, help="edits per client")
+    b = sub.add_parser(
+        "bench",
+        help="benchmarks that print ratios against a baseline measured in the same run (see `bench --help`)",
+        add_help=False,
+    )
+    b.add_argument("bench_args", nargs=argparse.REMAINDER, help="NAME [options]: see `python -m costa bench --help`")
     return p
 
 
@@ -347,45 +331,28 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
-    if args.bench == "search":
-        from costa.bench.search_bench import format_report, run_search_bench
-
-        print(format_report(run_search_bench(seed=args.seed, n_plans=args.plans)), file=out)
-    elif args.bench == "edit":
-        from costa.bench.edit_bench import run_edit_bench
-
-        print(run_edit_bench(runs=args.runs), file=out)
-    elif args.bench == "tools":
-        from costa.bench.tools_bench import run_tools_bench
-
-        tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
-        if tools is not None:
-            from costa.tables import load_tables
-
-            unknown = sorted(set(tools) - set(load_tables().tools))
-            if unknown or not tools:
-                raise InputError(f"--tools names no known tool: {', '.join(unknown) or args.tools!r}")
-        print(run_tools_bench(cases=args.cases, seed=args.seed, write=args.write, tools=tools), file=out)
-    elif args.bench == "tasks":
-        from costa.bench.tasks import run_tasks_bench
-
-        if args.n < 1:
-            raise InputError(f"--n must be at least 1, got {args.n}")
-        print(run_tasks_bench(n=args.n, seed=args.seed), file=out)
-    elif args.bench == "planner":
-        from costa.bench.planner_bench import format_planner_report, run_planner_bench
-
-        print(format_planner_report(run_planner_bench(args.data)), file=out)
-    elif args.bench == "app":
-        from costa.bench.app_bench import run_app_bench
-
-        print(run_app_bench(args.starts, args.first_runs, args.clients, args.edits), file=out)
-    return EXIT_OK
+    """Hand the arguments to the benchmark package (`bench/` beside `costa/` in a checkout; not in the library)."""
+    try:
+        from bench.cli import main as bench_main
+    except ModuleNotFoundError:
+        root = Path(__file__).resolve().parents[1]
+        if not (root / "bench" / "cli.py").is_file():
+            print(
+                "error: the benchmarks live in the repository's bench/ folder, which this install lacks",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
+        sys.path.insert(0, str(root))
+        from bench.cli import main as bench_main
+    return bench_main(args.bench_args)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # the benchmark package parses its own options (`python -m costa bench --help`)
+        return cmd_bench(argparse.Namespace(bench_args=argv[1:]), out)
     args = _parser().parse_args(argv)
     handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench}
     try:

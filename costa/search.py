@@ -342,7 +342,7 @@ def iter_search(
             ranked_at = version
             if not heap:
                 break
-        doubtful, f, _, _, n = heapq.heappop(heap)
+        _, f, _, _, n = heapq.heappop(heap)
         if n.node not in fronts or (n.node != start and n.node != goal and key(n.node) in failed):
             continue
         sid, tool = label_of(n.node)

@@ -14,8 +14,8 @@ from typing import Any
 
 from costa.config import Settings
 from costa.tables import Tables, load_tables
+from costa.tools import tool_class
 from costa.tools.base import Tool
-from costa.tools.registry import REGISTRY, tool_class
 from costa.types import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ class Services:
         with self._lock:
             if tool_id not in self._tools:
                 spec = self.tables.tools[tool_id]
-                cls = tool_class(tool_id)
+                cls = tool_class(spec)
                 tool = cls(spec, reader=self.reader) if spec.family == "ocr" else cls(spec)
                 tool.settings = self.settings  # limits such as max_pixels come from this process's settings
                 self._tools[tool_id] = tool
@@ -90,7 +90,7 @@ class Services:
     def why_not(self, tool_id: str) -> str | None:
         """Why `tool_id` cannot run here (status, missing package/weights/GPU), or None when it can."""
         spec: ToolSpec = self.tables.tools[tool_id]
-        if spec.status != "ready" or tool_id not in REGISTRY:
+        if spec.status != "ready" or spec.impl is None:
             return self._planned_reason(spec)
         try:
             return self.tool(tool_id).missing()

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from costa.bench.search_bench import (
+from bench.search import (
     SearchBenchReport,
     TableRun,
     draw_plans,
@@ -17,9 +17,9 @@ from costa.bench.search_bench import (
     runnable_kinds,
     simulate_outcome,
 )
-from costa.bench.synthetic_tables import make_synthetic_tables
 from costa.graph import StepNode, build_plan_graph
 from costa.tables import load_tables
+from costa.testing.synthetic_tables import make_synthetic_tables
 
 pytestmark = pytest.mark.slow  # two benchmark runs, about 7 s together
 
@@ -167,7 +167,7 @@ def test_lazy_and_eager_choose_equal_scores_when_tools_measure_their_estimates()
 
 def test_lazy_chosen_score_is_within_one_percent_of_eager_on_seeded_plans() -> None:
     """With the bench's noisy, failing simulated tools: per plan and on average, lazy is never > 1 % worse."""
-    from costa.bench.search_bench import SCORE_TOLERANCE, run_table
+    from bench.search import SCORE_TOLERANCE, run_table
 
     run = run_table("real", load_tables(), 16, seed=0, alpha=1.0, threshold=0.8)
     found = [p for p in run.plans if p.lazy.found]

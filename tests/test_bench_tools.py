@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from costa.bench.edit_bench import EditRun, format_report, make_edit_image
-from costa.bench.tools_bench import PairResult, rewrite_benchmark_csv, run_tools_bench
+from bench.edit import EditRun, format_report, make_edit_image
+from bench.tools import PairResult, rewrite_benchmark_csv, run_tools_bench
 from costa.tables import BENCHMARK_FILE, SUBTASKS_FILE, TABLES_DIR, TOOLS_FILE, load_tables
 
 
@@ -86,9 +86,9 @@ def test_run_tools_bench_writes_a_loadable_table(tmp_path: Path) -> None:
 def test_recolour_truth_measures_colour_shading_and_outside() -> None:
     import numpy as np
 
-    from costa.bench.cases import make_cases
-    from costa.bench.tools_bench import recolour_truth
+    from bench.tools import recolour_truth
     from costa.colours import parse_colour
+    from costa.testing.cases import make_cases
 
     case = make_cases("object_recoloration", 1, seed=3)[0]
     unchanged = dict(recolour_truth(case, case.image))

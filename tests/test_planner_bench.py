@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from costa.bench.planner_bench import (
+from bench.planner import (
     format_planner_report,
     parse_reference_entry,
     reference_orderings,

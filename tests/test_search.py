@@ -282,5 +282,5 @@ def test_prediction_is_the_path_the_search_tries_first() -> None:
 
 def test_prediction_keeps_a_doubtful_path_when_it_is_the_only_one() -> None:
     g = nx.DiGraph([("START", "p"), ("p", "GOAL")])
-    path, seconds, quality = predict_best(g, "START", "GOAL", lambda n: (2.0, 0.5), alpha=1.0, threshold=0.8)
+    path, _, quality = predict_best(g, "START", "GOAL", lambda n: (2.0, 0.5), alpha=1.0, threshold=0.8)
     assert path == ("p",) and quality == 0.5

@@ -33,34 +33,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from costa.errors import PlanningError
+from costa.tables import KindSet
 from costa.types import Plan, Subtask, Unsupported
 
 #: Kinds whose target is an object noun (split into one subtask per object; linked to the edit that creates it).
-OBJECT_KINDS: frozenset[str] = frozenset(
-    {
-        "object_detection",
-        "object_segmentation",
-        "object_addition",
-        "object_removal",
-        "object_replacement",
-        "object_recoloration",
-        "background_removal",
-    }
-)
+OBJECT_KINDS = KindSet("target", "object")
 #: Kinds whose `result` names an object that exists only after they run.
-CREATING_KINDS: frozenset[str] = frozenset({"object_replacement", "object_addition"})
+CREATING_KINDS = KindSet("creates")
 #: Kinds that change the text in the image; chained in the order written.
-TEXT_EDIT_KINDS: frozenset[str] = frozenset(
-    {"text_replacement", "text_removal", "text_addition", "text_redaction", "keyword_highlighting"}
-)
+TEXT_EDIT_KINDS = KindSet("edits_text")
 #: Kinds that read the text and so run after every text edit.
-TEXT_READ_KINDS: frozenset[str] = frozenset({"text_detection", "text_extraction"})
+TEXT_READ_KINDS = KindSet("reads_text")
 #: Kinds that run before everything else (they change the canvas every later edit works on).
-FIRST_KINDS: frozenset[str] = frozenset({"outpainting"})
+FIRST_KINDS = KindSet("runs_first")
 #: Kinds where two different results for one target contradict each other.
-_EXCLUSIVE_KINDS: frozenset[str] = frozenset(
-    {"object_recoloration", "object_replacement", "text_replacement", "changing_scenery"}
-)
+_EXCLUSIVE_KINDS = KindSet("exclusive")
 #: Global adjustments that undo each other.
 _OPPOSITES: dict[str, str] = {
     "brighter": "darker",

@@ -496,13 +496,14 @@ def tone(image: np.ndarray, request: str, clip: bool) -> np.ndarray:
     `_BRIGHTNESS_STEP`, or the luma spread × `_CONTRAST_FACTOR`) that never clips; or (`clip` True) a linear gain that
     clips a large share of the image to black or white."""
     x = image.astype(np.float32) / 255.0
-    if clip:
-        gains = {"brighter": (2.2, 0.1), "slightly brighter": (2.0, 0.1), "darker": (0.4, -0.15)}
+    if clip:  # linear gains set from the image's own levels, so 20–40 % of its values are clipped whatever it is
+        p20, p40, p60, p80 = (float(v) for v in np.quantile(x, (0.2, 0.4, 0.6, 0.8)))
         if request == "more contrast":
-            y = np.clip((x - 0.5) * 3.0 + 0.5, 0, 1)
-        elif request in gains:
-            gain, offset = gains[request]
-            y = np.clip(x * gain + offset, 0, 1)
+            y = np.clip((x - p20) / max(p80 - p20, 1e-3), 0, 1)
+        elif request in ("brighter", "slightly brighter"):
+            y = np.clip(x / max(p60, 1e-3), 0, 1)
+        elif request == "darker":
+            y = np.clip((x - p40) / max(1.0 - p40, 1e-3), 0, 1)
         else:
             raise ValueError(f"no tone curve for {request!r}")
     elif request in _BRIGHTNESS_STEP:

@@ -138,6 +138,7 @@ class _Node:
     step_quality: float = 1.0
     path: tuple[Hashable, ...] = field(default=())
     tools: tuple[str, ...] = field(default=())  # event labels along `path`, kept incrementally
+    stamp: int = 0  # bumped when the entry is re-queued at a new rank; older heap tuples for it are stale
 
 
 Front = tuple[tuple[float, float], ...]  # Pareto-optimal (seconds, quality) completions, seconds ascending
@@ -265,7 +266,9 @@ def iter_search(
     fronts = _completions(order, graph, goal, est, dropped, cap)
     version = 0
     counter = itertools.count()
-    heap: list[tuple[int, float, int, int, _Node]] = []  # (doubtful, f, -depth, insertion, entry)
+    heap: list[tuple[int, float, int, int, int, _Node]] = []  # (doubtful, f, -depth, insertion, stamp, entry)
+    waiting: dict[Hashable, list[_Node]] = {}  # key → queued unexecuted entries (re-ranked when that key is measured)
+    changed: set[Hashable] = set()  # keys measured since the queue was last re-ranked
     observations: list[Observation] = []
     executions = 0
     spent = 0.0
@@ -289,7 +292,9 @@ def iter_search(
         if n.node not in fronts:  # nothing left after it reaches the goal (its continuations failed)
             return None
         doubtful, f = priority(n)
-        heapq.heappush(heap, (doubtful, f, -len(n.path), next(counter), n))
+        heapq.heappush(heap, (doubtful, f, -len(n.path), next(counter), n.stamp, n))
+        if not n.executed:
+            waiting.setdefault(key(n.node), []).append(n)
         sid, tool = label_of(n.node)
         return NodeQueued(sid, tool, n.tools, f, n.executed)
 
@@ -318,6 +323,7 @@ def iter_search(
                 n.step_seconds, n.step_quality = total, quality
                 n.state, n.executed = out.state, True
                 measured[key(n.node)] = (total, quality)
+                changed.add(key(n.node))
                 break
             why = out.error or f"quality {quality:.2f} below threshold {threshold:.2f}"
             if attempt + 1 < attempts:
@@ -336,14 +342,25 @@ def iter_search(
         yield first
     ranked_at = version
     while heap:
-        if ranked_at != version:  # estimates changed: re-rank every queued entry, whichever way it moved
-            heap = [(*priority(e[-1]), e[2], e[3], e[-1]) for e in heap if e[-1].node in fronts]
-            heapq.heapify(heap)
+        if ranked_at != version:  # estimates changed: re-rank the entries they touch, whichever way they moved
+            if refresh:  # completions were recomputed, so any entry may have moved: rank them all again
+                live = (e for e in heap if e[4] == e[-1].stamp and e[-1].node in fronts)
+                heap = [(*priority(e[-1]), e[2], e[3], e[4], e[-1]) for e in live]
+                heapq.heapify(heap)
+            else:  # completions are fixed; only entries whose own step was measured (by key) changed
+                for k in changed:
+                    for m in waiting.pop(k, ()):
+                        if not m.executed and m.node in fronts:
+                            m.stamp += 1
+                            heapq.heappush(heap, (*priority(m), -len(m.path), next(counter), m.stamp, m))
+            changed.clear()
             ranked_at = version
             if not heap:
                 break
-        _, f, _, _, n = heapq.heappop(heap)
-        if n.node not in fronts or (n.node != start and n.node != goal and key(n.node) in failed):
+        _, f, _, _, stamp, n = heapq.heappop(heap)
+        if stamp != n.stamp or n.node not in fronts:
+            continue
+        if n.node != start and n.node != goal and key(n.node) in failed:
             continue
         sid, tool = label_of(n.node)
         if n.node != start:

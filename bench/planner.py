@@ -9,7 +9,11 @@ gets one status:
 - nothing: no subtasks, nothing recognised;  clarify: the planner asked a question (contradiction);
 - refused: the instruction was refused as input (too long);  crash: any other exception (must be 0).
 
-Also measured: planning seconds per instruction (median and 95th percentile), the share of planned subtasks whose kind
+Also measured: the exact-plan accuracy of the rule planner on costa's own paraphrase suites (tests/data/
+planner_suite_dev.yaml, used while building the planner, and planner_suite_heldout.yaml, kept out of that loop;
+comparison in `costa.planner.suite`), the warm-up (a fresh Python process importing the planner and planning one
+instruction), planning seconds per instruction after it (wall clock and CPU time of this process: the machine may be
+shared, so CPU time is the planner's own cost; median and 95th percentile), the share of planned subtasks whose kind
 has a ready embedded tool (what the CPU backend can run; the rest need neural or API tools), per-category coverage for
 EditEval and per leading verb for MTEditBench, and, for the CoSTA* prompt with published reference plans (task 40:
 Chain.json, Tree.json), whether our plan has the same subtasks and targets in an order the reference allows.
@@ -18,7 +22,7 @@ The reference files encode each subtask as a display string ("Object Recoloratio
 are read once here, into (kind, target, result) records, only to compare with them. Nothing else in costa parses such
 names.
 
->>> report = run_planner_bench("/nonexistent")
+>>> report = run_planner_bench("/nonexistent", warmup=False)
 >>> report.sets
 ()
 """
@@ -37,10 +41,16 @@ from pathlib import Path
 
 from costa.errors import InputError, PlanningError
 from costa.planner import NOTHING_RECOGNISED, plan_with_rules
+from costa.planner.suite import SuiteResult, load_suite, run_suite
 from costa.tables import Tables, load_tables
 from costa.types import Plan
 
 STATUSES = ("full", "partial", "unsupported", "nothing", "clarify", "refused", "crash")
+#: costa's own paraphrase suites (instructions with expected plans), by name.
+SUITES_DIR = Path(__file__).resolve().parents[1] / "tests" / "data"
+SUITES = (("dev", "planner_suite_dev.yaml"), ("held-out", "planner_suite_heldout.yaml"))
+#: Fully planned share each set must reach (the issue's targets), by set name.
+TARGETS = {"CoSTA* prompts": 1.0, "MTEditBench turns": 0.85, "EditEval": 0.95}
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ class Outcome:
     kinds: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     plan: Plan | None = None
+    cpu_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,8 @@ class PlannerReport:
     unreferenced: tuple[Outcome, ...] = ()
     embedded_kinds: frozenset[str] = field(default_factory=frozenset)
     seconds: float = 0.0
+    suites: tuple[SuiteResult, ...] = ()
+    warmup_seconds: float | None = None
 
 
 # ------------------------------------------------------------------------------------------------------- loading
@@ -128,7 +141,7 @@ def _leading_verb(text: str) -> str:
 
 def plan_one(dataset: str, category: str, instruction: str, kinds: frozenset[str]) -> Outcome:
     """Plan one instruction with the rule planner and classify the result (never raises)."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         plan = plan_with_rules(instruction, kinds)
     except PlanningError as e:
@@ -137,7 +150,7 @@ def plan_one(dataset: str, category: str, instruction: str, kinds: frozenset[str
         return Outcome(dataset, category, instruction, "refused", time.perf_counter() - t0, reasons=(str(e),))
     except Exception as e:  # a crash is what this benchmark counts
         return Outcome(dataset, category, instruction, "crash", time.perf_counter() - t0, reasons=(repr(e),))
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     reasons = tuple(u.reason for u in plan.unsupported)
     kinds_planned = tuple(s.kind for s in plan.subtasks)
     if plan.subtasks:
@@ -146,7 +159,7 @@ def plan_one(dataset: str, category: str, instruction: str, kinds: frozenset[str
         status = "nothing"
     else:
         status = "unsupported"
-    return Outcome(dataset, category, instruction, status, seconds, kinds_planned, reasons, plan)
+    return Outcome(dataset, category, instruction, status, seconds, kinds_planned, reasons, plan, cpu)
 
 
 # --------------------------------------------------------------------------------------------- reference plans
@@ -235,19 +248,47 @@ def _result_in(ours: str | None, theirs: str | None) -> bool:
 # ----------------------------------------------------------------------------------------------------- running
 
 
-def run_planner_bench(data_dir: str | Path | None = None, tables: Tables | None = None) -> PlannerReport:
-    """Plan every benchmark instruction offline and compare with the reference plans.
+def measure_warmup() -> float | None:
+    """Seconds a fresh Python process takes to import the planner and plan its first instruction (None on failure)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import time; t0 = time.perf_counter(); from costa.planner import plan_with_rules; "
+        "plan_with_rules('remove the cat and make the wall red'); print(time.perf_counter() - t0)"
+    )
+    root = Path(__file__).resolve().parents[1]
+    try:
+        out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+        return float(out.stdout.strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return None
+
+
+def run_planner_bench(
+    data_dir: str | Path | None = None, tables: Tables | None = None, *, warmup: bool = True
+) -> PlannerReport:
+    """Plan every benchmark instruction offline, compare with the reference plans, and score the paraphrase suites.
 
     Args:
         data_dir: the shared benchmarks folder (default ../shared/benchmarks); missing sets are skipped.
         tables: tool tables (default tool_tables/).
+        warmup: also time a fresh process's first plan (about a second).
     """
     t0 = time.perf_counter()
     from bench.cli import DEFAULT_BENCHMARKS_DIR, benchmarks_dir
 
     root = Path(data_dir) if data_dir is not None else (benchmarks_dir() or DEFAULT_BENCHMARKS_DIR)
+    warmup_seconds = measure_warmup() if warmup else None
     tables = tables or load_tables()
     kinds = frozenset(tables.subtasks)
+    for _ in range(3):  # warm this process too, so the per-instruction times below are after warm-up
+        plan_with_rules("remove the cat and make the wall red", kinds)
+    suites = tuple(
+        run_suite(name, load_suite(SUITES_DIR / file), lambda text: plan_with_rules(text, kinds))
+        for name, file in SUITES
+        if (SUITES_DIR / file).is_file()
+    )
     sets = []
     for name, rows in (
         ("CoSTA* prompts", _costa_prompts(root)),
@@ -281,7 +322,7 @@ def run_planner_bench(data_dir: str | Path | None = None, tables: Tables | None 
         k for t in tables.tools.values() if t.backend == "embedded" and t.status == "ready" for k in t.subtasks
     )
     return PlannerReport(str(root), tuple(sets), tuple(references), tuple(unreferenced), embedded,
-                         time.perf_counter() - t0)  # fmt: skip
+                         time.perf_counter() - t0, suites, warmup_seconds)  # fmt: skip
 
 
 def _norm(text: str) -> str:
@@ -321,8 +362,11 @@ def _kinds_summary(outcomes: Iterable[Outcome], top: int = 3) -> str:
 
 def format_planner_report(report: PlannerReport) -> str:
     """The report as text: per-set table, per-category tables, reference comparisons, what runs offline."""
+    suite_lines = _suite_lines(report)
     if not report.sets:
-        return f"planner benchmark: no benchmark data under {report.data_dir}; nothing measured"
+        return "\n".join(
+            [f"planner benchmark: no benchmark data under {report.data_dir}; nothing measured", *suite_lines]
+        )
     every = [o for _, outs in report.sets for o in outs]
     lines = [
         f"planner benchmark — offline rule planner on {report.data_dir} ({len(every)} instructions, "
@@ -335,6 +379,22 @@ def format_planner_report(report: PlannerReport) -> str:
     ]
     lines += [_row(name, outs) for name, outs in report.sets]
     lines.append(_row("all", every))
+    for name, outs in report.sets:
+        if name in TARGETS:
+            share = sum(o.status == "full" for o in outs) / len(outs)
+            verdict = "meets" if share >= TARGETS[name] else "MISSES"
+            lines.append(
+                f"  {name}: fully planned {100 * share:.1f} % — {verdict} the target {100 * TARGETS[name]:.0f} %"
+            )
+    wall = sorted(o.seconds * 1000 for o in every)
+    cpu = sorted(o.cpu_seconds * 1000 for o in every)
+    warm = f"{report.warmup_seconds:.2f} s" if report.warmup_seconds is not None else "not measured"
+    lines.append(
+        f"planning time after warm-up, all {len(every)} instructions: wall median {_median(wall):.2f} ms, p95 "
+        f"{_p95(wall):.2f} ms; CPU median {_median(cpu):.2f} ms, p95 {_p95(cpu):.2f} ms (target p95 ≤ 50 ms); "
+        f"warm-up (fresh process: import + first plan) {warm}"
+    )
+    lines += suite_lines
     crashes = [o for o in every if o.status == "crash"]
     lines.append(f"crashes: {len(crashes)}" + "".join(f"\n  {o.instruction!r}: {o.reasons[0]}" for o in crashes[:5]))
 
@@ -389,6 +449,27 @@ def format_planner_report(report: PlannerReport) -> str:
             lines.append(f"  most frequent unsupported reasons in {name}:")
             lines += [f"    {n:5d}  {r}" for r, n in reasons.most_common(6)]
     return "\n".join(lines)
+
+
+def _median(ms: Sequence[float]) -> float:
+    return statistics.median(ms) if ms else 0.0
+
+
+def _p95(ms: Sequence[float]) -> float:
+    return ms[min(len(ms) - 1, int(0.95 * len(ms)))] if ms else 0.0
+
+
+def _suite_lines(report: PlannerReport, shown: int = 12) -> list[str]:
+    """Exact-plan accuracy per paraphrase suite, and the held-out suite's misses."""
+    if not report.suites:
+        return []
+    lines = ["", "paraphrase suites (exact plan: kinds in order, targets, results, named params, no dropped part):"]
+    for r in report.suites:
+        lines.append("  " + r.summary())
+        misses = [(say, why) for say, why in r.failures if why is not None]
+        limit = len(misses) if r.name == "held-out" else min(shown, len(misses))
+        lines += [f"    miss {say!r}: {why}" for say, why in misses[:limit]]
+    return lines
 
 
 def _yes(flag: bool) -> str:

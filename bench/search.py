@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from costa.events import drain
 from costa.graph import (
     DEFAULT_MAX_CHAIN,
     GOAL,
@@ -290,12 +291,7 @@ def _search(tables: Tables, graph: Any, seed: int, index: int, alpha: float, thr
     gen = iter_search(
         graph, START, GOAL, estimate, sim, alpha, threshold, max_attempts, lazy=lazy, label=_label, key=step_key
     )
-    while True:  # drain the events as a consumer would, so building them counts as overhead
-        try:
-            next(gen)
-        except StopIteration as stop:
-            r: SearchResult = stop.value
-            break
+    r: SearchResult = drain(gen)  # consume the events as a consumer would, so building them counts as overhead
     wall = time.perf_counter() - t0 - sim.wall_seconds
     return ModeRun(r.found, r.executions, r.spent_seconds, r.quality, r.score, wall)
 

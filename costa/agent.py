@@ -19,6 +19,7 @@ from costa.checks import CheckContext, check_step
 from costa.errors import GroundingError, InputError, ToolError
 from costa.events import ErrorEvent, Event, PlanReady, SubgraphBuilt, SubtaskDone, TurnDone
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
+from costa.planner.validate import plan_param_problems
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
 from costa.types import Box, EditState, Mask, Plan, Point, Subtask, ToolSpec
@@ -71,7 +72,6 @@ class _Executor:
     plan: Plan
     region: UserRegion
     ctx: CheckContext
-    params_log: dict[tuple[StepNode, int], dict[str, Any]] = field(default_factory=dict)
     #: Why tools raised, in order, without repeats: (tool id, reason); and what would ground an unfound target.
     failures: dict[tuple[str, str], None] = field(default_factory=dict)
     advice: dict[str, None] = field(default_factory=dict)
@@ -99,7 +99,6 @@ class _Executor:
         if len(node.tools) == 1:  # a subtask starts from the image and what the user pointed at, not stale artifacts
             before = EditState(before.image, self.region.artifacts())
         params = step_params(spec, subtask, attempt)
-        self.params_log[(node, attempt)] = params
         tool = self.services.tool(node.tool)
         try:
             tool.ensure_loaded()  # loading a model once per process is not the tool's per-call cost
@@ -160,6 +159,8 @@ def run_turn(
     threshold: float | None = None,
     region: UserRegion | None = None,
     lazy: bool = True,
+    mode: str | None = None,
+    runtime: Any = None,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
 
@@ -168,7 +169,15 @@ def run_turn(
         threshold: quality a step's check must reach, in [0, 1] (default from settings).
         region: boxes/masks/points the user supplied.
         lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
+        mode: "lazy" / "eager" (whole-plan A*) or "fast-slow" (FaSTA*: learned subroutines first, local A* on
+            failure; `runtime` is its `costa.subroutines.executor.FastSlowRuntime`, built from settings when None).
     """
+    if mode == "fast-slow":
+        from costa.subroutines.executor import run_fast_slow
+
+        yield from run_fast_slow(services, image, plan, alpha, threshold, region, runtime)
+        return
+    lazy = lazy if mode is None else mode != "eager"
     t_start = time.perf_counter()
     alpha = services.settings.alpha if alpha is None else alpha
     threshold = services.settings.threshold if threshold is None else threshold
@@ -178,6 +187,9 @@ def run_turn(
     region = region or UserRegion()
     state = EditState(image)  # validates the image
     region.validate(state.width, state.height)
+    problems = plan_param_problems(plan, services.tables)
+    if problems:  # refused before any tool runs, naming the value and its declared range
+        raise InputError("the plan's parameters cannot be used: " + "; ".join(problems))
     yield PlanReady(plan)
     if not plan.subtasks:
         reasons = "; ".join(f"{u.text!r}: {u.reason}" for u in plan.unsupported) or "no edit was recognised"
@@ -216,6 +228,7 @@ def run_turn(
         lazy=lazy,
         label=label,
         key=step_key,
+        params_of=lambda n, attempt: step_params(services.tables.tools[n.tool], plan.by_id(n.subtask_id), attempt),
     )
     for obs in result.observations:
         services.estimates.observe(obs.node.tool, obs.node.kind, obs.seconds, obs.quality)

@@ -39,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
         help="a click on the target in pixels (repeatable); add ',neg' for a click on background",
     )
     e.add_argument("--eager", action="store_true", help="run every successor on expansion (benchmark baseline)")
+    e.add_argument(
+        "--mode",
+        choices=("lazy", "eager", "fast-slow"),
+        default=None,
+        help="search mode: lazy A* (default), eager A* (published), fast-slow (FaSTA*: learned subroutines first)",
+    )
     e.add_argument("--events", help="also write every event as JSON lines to this file")
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
 
@@ -61,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     b.add_argument("bench_args", nargs=argparse.REMAINDER, help="NAME [options]: see `python -m costa bench --help`")
+    from costa.subroutines.commands import add_parsers
+
+    add_parsers(sub)
     return p
 
 
@@ -72,19 +81,14 @@ def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tup
     """
     from costa.config import Settings
     from costa.errors import PlanningError
-    from costa.events import ClarificationNeeded, ErrorEvent, LlmCall, PlannerFallback, PlanReady
+    from costa.events import ClarificationNeeded, ErrorEvent, LlmCall, PlannerFallback, PlanReady, drain
     from costa.planner import plan_instruction
 
     settings = settings or Settings.from_env()
     events: list = []
-    ready = False
-    gen = plan_instruction(settings, instruction, image)
-    while True:
-        try:
-            ev = next(gen)
-        except StopIteration as stop:
-            plan = stop.value
-            break
+
+    def see(ev) -> None:
+        ready = any(isinstance(e, PlanReady) for e in events)  # an error after the plan is the turn's, not ours
         events.append(ev)
         if isinstance(ev, LlmCall):
             print(f"llm   {_describe_llm_call(ev)}", file=notes)
@@ -92,10 +96,10 @@ def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tup
             print(f"planner fallback: {ev.reason}", file=notes)
         elif isinstance(ev, ClarificationNeeded):
             raise PlanningError(ev.question)
-        elif isinstance(ev, PlanReady):
-            ready = True
         elif isinstance(ev, ErrorEvent) and not ready:
             raise InputError(ev.message)
+
+    plan = drain(plan_instruction(settings, instruction, image), see)
     if plan is None:  # plan_instruction always says why first; this guards a future event type
         raise PlanningError("no plan could be made from this instruction")
     return plan, events
@@ -180,6 +184,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     from costa.agent import UserRegion, run_turn
+    from costa.eventlog import event_to_dict
     from costa.events import (
         ErrorEvent,
         PathChosen,
@@ -212,13 +217,14 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     if events_file is not None:  # LLM calls and fallbacks first; run_turn reports the plan itself
         for ev in planning_events:
             if ev.kind in ("llm_call", "planner_fallback"):
-                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
+                events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
     done: TurnDone | None = None
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     try:
-        for ev in run_turn(services, image, plan, args.alpha, args.threshold, region, lazy=not args.eager):
+        mode = args.mode or ("eager" if args.eager else "lazy")
+        for ev in run_turn(services, image, plan, args.alpha, args.threshold, region, mode=mode):
             if events_file is not None:
-                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
+                events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
             if isinstance(ev, ToolFinished):
                 ledger.append((ev.subtask_id, ev.tool, ev.attempt, ev.seconds, ev.quality, ev.passed))
                 if not args.quiet:
@@ -247,6 +253,10 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
                     f"{ev.quality:.2f} — {ev.result}",
                     file=out,
                 )
+            elif ev.kind in ("rule_hit", "fallback", "induction_done") and not args.quiet:
+                from costa.subroutines.commands import describe_event
+
+                print(describe_event(ev), file=out)
             elif isinstance(ev, ErrorEvent):
                 print(f"error: {ev.message}", file=sys.stderr)
             elif isinstance(ev, TurnDone):
@@ -284,20 +294,6 @@ def _print_ledger(ledger, done, out: TextIO) -> None:
     )
 
 
-def _jsonable(ev) -> dict:
-    import dataclasses
-
-    d = {"kind": ev.kind}
-    for f in dataclasses.fields(ev):
-        v = getattr(ev, f.name)
-        if f.name == "image":
-            v = None if v is None else list(v.shape)
-        elif f.name == "plan":
-            v = v.model_dump()
-        d[f.name] = v
-    return d
-
-
 def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     from costa.services import Services
 
@@ -327,6 +323,9 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     ]
     if uncovered:
         print(f"subtasks with no ready tool: {', '.join(uncovered)}", file=out)
+    from costa.subroutines.commands import print_estimates
+
+    print_estimates(out)
     return EXIT_OK
 
 
@@ -354,7 +353,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if argv[:1] == ["bench"]:  # the benchmark package parses its own options (`python -m costa bench --help`)
         return cmd_bench(argparse.Namespace(bench_args=argv[1:]), out)
     args = _parser().parse_args(argv)
+    from costa.subroutines.commands import cmd_mine, cmd_rules
+
     handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench}
+    handlers |= {"mine": cmd_mine, "rules": cmd_rules}
     try:
         return handlers[args.command](args, out)
     except CostaError as e:

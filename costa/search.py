@@ -50,6 +50,7 @@ from costa.events import (
     ToolFailed,
     ToolFinished,
     ToolStarted,
+    drain,
 )
 
 DEFAULT_THRESHOLD = 0.8
@@ -207,6 +208,7 @@ def iter_search(
     lazy: bool = True,
     label: Callable[[Any], tuple[str, str]] = lambda n: ("", str(n)),
     key: Callable[[Any], Hashable] = lambda n: n,
+    params_of: Callable[[Any, int], dict[str, Any]] = lambda n, attempt: {},
     *,
     dry_run: bool = False,
 ) -> Iterator[Event]:
@@ -223,6 +225,8 @@ def iter_search(
         key: node → identity shared by nodes that are "the same step" (e.g. the same tool chain on the same subtask
             after a different earlier path): a measurement of one becomes the estimate of the others, and a step that
             failed is dropped for all of them.
+        params_of: (node, attempt) → the parameters that attempt runs with, reported in `ToolStarted` (the search
+            never reads them; the caller's `execute` applies them).
         dry_run: the α preview: `execute` is not called, every step "measures" its estimate and is kept whatever
             its quality, so the result is the path the search tries first when the tools behave as the tables say.
 
@@ -305,7 +309,7 @@ def iter_search(
         total = 0.0
         attempts = max(1, max_attempts(n.node))
         for attempt in range(attempts):
-            yield ToolStarted(sid, tool, attempt)
+            yield ToolStarted(sid, tool, attempt, params_of(n.node, attempt))
             parent_state = n.parent.state if n.parent else initial_state
             out = Outcome(*est(n.node), state=parent_state) if dry_run else execute(n.node, parent_state, attempt)
             executions += 1
@@ -446,13 +450,7 @@ def search_toolpath(
         key,
         dry_run=dry_run,
     )
-    while True:
-        try:
-            ev = next(gen)
-        except StopIteration as stop:
-            return stop.value
-        if on_event is not None:
-            on_event(ev)
+    return drain(gen, on_event)
 
 
 def predict_best(

@@ -32,6 +32,7 @@ from dataclasses import replace
 
 from costa.errors import InputError
 from costa.planner.clauses import mask_quotes, split_clauses
+from costa.planner.coordination import plan_coordinated
 from costa.planner.image_rules import IMAGE_RULES
 from costa.planner.kinds import load_subtask_kinds
 from costa.planner.phrases import ClauseContext, Draft
@@ -84,7 +85,7 @@ def plan_with_rules(instruction: str, kinds: Collection[str] | None = None) -> P
     referents: list[str] | None = None
     for clause in split_clauses(masked.text):
         context = ClauseContext(masked, clause.text, clause.question, known, clause.purpose)
-        outcome = _apply_rules(context)
+        outcome = plan_coordinated(context, _apply_rules) or _apply_rules(context)
         if isinstance(outcome, Unsupported):
             unsupported.append(outcome)
             continue

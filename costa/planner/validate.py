@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from costa.errors import PlanningError
-from costa.tables import KindSet
+from costa.tables import KindSet, Tables
 from costa.types import Plan, Subtask, Unsupported
 
 #: Kinds whose target is an object noun (split into one subtask per object; linked to the edit that creates it).
@@ -131,6 +131,7 @@ def validate_subtasks(
     items, unsupported = _drop_unknown_kinds(items, frozenset(kinds))
     items = _split_object_targets(items)
     items = _merge_duplicates(items)
+    _check_params(items)
     _check_contradictions(items)
     ordering = _add_dependencies(items)
     ordered = _topological_order(items, ordering)
@@ -214,6 +215,41 @@ def _merge_duplicates(items: list[_Item]) -> list[_Item]:
         kept.parents += [p for p in it.parents if p not in kept.parents and p != kept.id]
         _replace_parent(items, it.id, [kept.id])
     return out
+
+
+#: Directions an object move may name in params.direction (single words, or two such as "top left").
+MOVE_DIRECTIONS = frozenset(
+    {"left", "right", "up", "down", "center", "top", "bottom", "forward", "backward", "closer", "further", "away",
+     "aside", "sideways", "foreground", "background"}
+)  # fmt: skip
+
+
+def _check_params(items: list[_Item]) -> None:
+    """The params the new kinds' tools and checks read: an attribute edit names its attribute; a size change says
+    larger or smaller and a positive scale; a move's direction is one costa knows."""
+    for it in items:
+        if it.kind == "attribute_edit":
+            attribute = it.params.get("attribute")
+            if not isinstance(attribute, str) or not attribute.strip():
+                raise PlanningError(
+                    f"subtask {it.id!r} ({it.describe()}) needs params.attribute (material, expression, pose, size…)"
+                )
+            if attribute == "size":
+                scale = it.params.get("scale")
+                if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or scale <= 0):
+                    raise PlanningError(f"subtask {it.id!r} has scale {scale!r}: it must be a positive number")
+                if (it.result or "").strip().casefold() not in ("larger", "smaller"):
+                    raise PlanningError(f"subtask {it.id!r} changes a size: its result must be 'larger' or 'smaller'")
+                if scale is not None and (scale > 1) != ((it.result or "").strip().casefold() == "larger"):
+                    raise PlanningError(f"subtask {it.id!r}: scale {scale} contradicts result {it.result!r}")
+        elif it.kind == "object_move" and it.params.get("direction") is not None:
+            direction = it.params["direction"]
+            words = direction.split() if isinstance(direction, str) else []
+            if not words or not set(words) <= MOVE_DIRECTIONS:
+                raise PlanningError(
+                    f"subtask {it.id!r} moves {it.target!r} in direction {direction!r}; use one or two of "
+                    f"{sorted(MOVE_DIRECTIONS)} or give a place (relation and anchor) instead"
+                )
 
 
 def _check_contradictions(items: list[_Item]) -> None:
@@ -341,3 +377,26 @@ def _renumber(items: list[_Item]) -> tuple[Subtask, ...]:
         )
         for it in items
     )
+
+
+def plan_param_problems(plan: Plan, tables: Tables) -> list[str]:
+    """Why the plan's own parameter values cannot be used: each value a subtask gives (`strength: 5`) must fit the
+    declaration (type, range, choices) of every tool serving its kind that declares that parameter. Empty when fine.
+
+    Checked when the plan is validated and again before a turn runs a tool, so an out-of-range value is refused up
+    front with the value and the range, never raised from inside a tool halfway through a turn.
+    """
+    from costa.tools.params import param_problem
+
+    problems: list[str] = []
+    for s in plan.subtasks:
+        for name, value in s.params.items():
+            for tool in tables.tools_for(s.kind):
+                spec = next((p for p in tool.params if p.name == name), None)
+                if spec is None or spec.type is None:
+                    continue
+                problem = param_problem(spec, value)
+                if problem:
+                    problems.append(f"subtask {s.id} ({s.kind}): {problem} for {tool.id}")
+                    break
+    return problems

@@ -18,6 +18,7 @@ import numpy as np
 from costa.checks import CheckContext, check_step
 from costa.errors import GroundingError, InputError, ToolError
 from costa.events import ErrorEvent, Event, PlanReady, SubgraphBuilt, SubtaskDone, TurnDone
+from costa.models.control import TurnControl, using_control
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
@@ -71,6 +72,7 @@ class _Executor:
     plan: Plan
     region: UserRegion
     ctx: CheckContext
+    control: TurnControl | None = None
     params_log: dict[tuple[StepNode, int], dict[str, Any]] = field(default_factory=dict)
     #: Why tools raised, in order, without repeats: (tool id, reason); and what would ground an unfound target.
     failures: dict[tuple[str, str], None] = field(default_factory=dict)
@@ -105,9 +107,12 @@ class _Executor:
             tool.ensure_loaded()  # loading a model once per process is not the tool's per-call cost
         except ToolError as e:
             return Outcome(0.0, 0.0, error=f"{node.tool}: {e}")
+        if self.control is not None and self.control.stopped():
+            return Outcome(0.0, 0.0, error=f"{node.tool}: not run, the turn was stopped")
         t0 = time.perf_counter()
         try:
-            output = tool(before, subtask, params)
+            with using_control(self.control, node.subtask_id, node.tool, attempt):
+                output = self.services.runner.run(tool, before, subtask, params)
         except ToolError as e:
             self._record(node.tool, e)
             return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
@@ -160,6 +165,7 @@ def run_turn(
     threshold: float | None = None,
     region: UserRegion | None = None,
     lazy: bool = True,
+    control: TurnControl | None = None,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
 
@@ -168,6 +174,7 @@ def run_turn(
         threshold: quality a step's check must reach, in [0, 1] (default from settings).
         region: boxes/masks/points the user supplied.
         lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
+        control: the turn's Stop flag and progress sink, seen by long tool calls (diffusion steps).
     """
     t_start = time.perf_counter()
     alpha = services.settings.alpha if alpha is None else alpha
@@ -198,7 +205,7 @@ def run_turn(
         yield ErrorEvent("no subtask can run here: " + " | ".join(f"{k}: {v}" for k, v in skipped.items()))
         yield TurnDone(time.perf_counter() - t_start, 0.0, 0, 0.0, None, ok=False, skipped=skipped)
         return
-    executor = _Executor(services, plan, region, CheckContext(reader=services.reader))
+    executor = _Executor(services, plan, region, CheckContext(reader=services.reader), control)
 
     def label(n: object) -> tuple[str, str]:
         return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))

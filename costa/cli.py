@@ -207,6 +207,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
         TurnDone,
     )
     from costa.images import load_image, load_mask, parse_box, parse_point, save_image
+    from costa.models.control import TurnControl
     from costa.services import Services
 
     output = Path(args.output)
@@ -232,7 +233,15 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     done: TurnDone | None = None
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     try:
-        for ev in run_turn(services, image, plan, args.alpha, args.threshold, region, lazy=not args.eager):
+        def on_progress(ev) -> None:  # per-step progress of diffusion tools, as it happens
+            if events_file is not None:
+                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
+            if not args.quiet:
+                print(f"  step  {ev.subtask_id} {ev.tool}: {ev.what} {ev.done}/{ev.total}", file=out)
+
+        control = TurnControl(on_event=on_progress)
+        turn = run_turn(services, image, plan, args.alpha, args.threshold, region, lazy=not args.eager, control=control)
+        for ev in turn:
             if events_file is not None:
                 events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
             if isinstance(ev, ToolFinished):

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from costa.models.control import TurnControl
 from costa.agent import UserRegion, run_turn
 from costa.errors import InputError
 from costa.eventlog import event_from_dict, event_to_dict
@@ -385,7 +386,10 @@ class Workspace:
             if planned.plan is not None:
                 view.layout, view.needs_pointing, _ = self.layout(planned.plan, region)
                 yield view, None
-                turn = run_turn(self.services, image, planned.plan, alpha, threshold, region, lazy=mode == "lazy")
+                control = TurnControl(stop=rt.stop)  # Stop also interrupts a diffusion call between its steps
+                turn = run_turn(
+                    self.services, image, planned.plan, alpha, threshold, region, lazy=mode == "lazy", control=control
+                )
                 for ev in turn:
                     if isinstance(ev, PlanReady):
                         continue  # the planner already announced the plan

@@ -52,6 +52,14 @@ class GroundingDinoDetector(NeuralTool):
         text_threshold: least token match for the noun, in [0, 1].
     """
 
+    def model(self) -> tuple[Any, Any]:
+        """The shared (processor, model), loaded on first use."""
+        allow = self.current_settings().allow_downloads
+        return self.shared_model("grounding_dino", self.weights_path(), lambda p, d: load_grounding_dino(p, d, allow))
+
+    def load(self) -> None:
+        self.model()
+
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
         import torch
         from PIL import Image
@@ -61,10 +69,7 @@ class GroundingDinoDetector(NeuralTool):
         noun = noun_phrase(subtask.target)
         if not noun:
             raise GroundingError("the subtask names no object to find", "name the object, or click on it")
-        settings = self.current_settings()
-        processor, model = self.shared_model(
-            "grounding_dino", self.weights_path(), lambda p, d: load_grounding_dino(p, d, settings.allow_downloads)
-        )
+        processor, model = self.model()
         dev = self.device()
         inputs = processor(images=Image.fromarray(state.image), text=noun + ".", return_tensors="pt")
         with torch.inference_mode():

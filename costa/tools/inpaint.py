@@ -119,9 +119,17 @@ class SdInpaintTool(NeuralTool):
         strength: how much of the window's masked content is re-noised, in (0, 1].
         seed: the random seed (recorded; the same seed gives the same pixels).
         steps: denoising steps, in [1, 150].
-        resolution: longer side of the model input in pixels (512 for SD 2 inpainting; 1024 for SDXL).
+        resolution: longer side of the model input in pixels; 0 = the model's native size (512 for SD 2).
         feather_px: width of the blend beyond the target in image pixels.
     """
+
+    def pipeline(self) -> Any:
+        """The inpainting pipeline shared by every inpainting tool, loaded on first use."""
+        allow = self.current_settings().allow_downloads
+        return self.shared_model("sd_inpaint", self.weights_path(), lambda p, d: load_inpaint_pipeline(p, d, allow))
+
+    def load(self) -> None:
+        self.pipeline()
 
     def region(self, state: EditState, subtask: Subtask) -> np.ndarray:
         masks = state.artifacts.get("masks")
@@ -153,13 +161,12 @@ class SdInpaintTool(NeuralTool):
         strength = float_param(params, "strength", 0.99, 0.01, 1.0)
         seed = int_param(params, "seed", 0, 0, 2**31 - 1)
         steps = int_param(params, "steps", 20, 1, 150)
-        resolution = int_param(params, "resolution", 512, 64, 2048)
+        resolution = int_param(params, "resolution", 0, 0, 2048)
         feather_px = int_param(params, "feather_px", 8, 0, 256)
         control.check_stop()
-        settings = self.current_settings()
-        pipe = self.shared_model(
-            "sd_inpaint", self.weights_path(), lambda p, d: load_inpaint_pipeline(p, d, settings.allow_downloads)
-        )
+        pipe = self.pipeline()
+        if resolution == 0:  # the model's native size: UNet sample size x VAE factor (512 for SD 2, 1024 for SDXL)
+            resolution = int(pipe.unet.config.sample_size) * int(getattr(pipe, "vae_scale_factor", 8))
         win = edit_window(mask, resolution, feather_px)
         crop = image[win.y1 : win.y2, win.x1 : win.x2]
         crop_mask = dilate_mask(mask, max(2, feather_px // 2))[win.y1 : win.y2, win.x1 : win.x2]

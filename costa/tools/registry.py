@@ -43,6 +43,19 @@ REGISTRY = MappingProxyType(
         "pixelate_region": "costa.tools.privacy:RegionPixelator",
         "grabcut_background": "costa.tools.background:GrabCutBackgroundRemover",
         "mask_background": "costa.tools.background:MaskBackgroundRemover",
+        "grounding_dino": "costa.tools.grounding_dino:GroundingDinoDetector",
+        "sam": "costa.tools.sam:SamSegmenter",
+        "sam_points": "costa.tools.sam:SamSegmenter",
+        "sam_segment_anything": "costa.tools.sam:SegmentAnythingSegmenter",
+        "sd_inpaint": "costa.tools.inpaint:SdInpainter",
+        "sd_add_object": "costa.tools.inpaint:SdObjectAdder",
+        "sd_outpaint": "costa.tools.inpaint:SdOutpainter",
+        "instruct_pix2pix": "costa.tools.pix2pix:InstructPix2PixEditor",
+        "llm_caption": "costa.tools.llm_tools:LlmCaptioner",
+        "llm_landmark": "costa.tools.llm_tools:LlmLandmarkNamer",
+        "llm_text_qa": "costa.tools.llm_tools:LlmTextAnswerer",
+        "llm_sentiment": "costa.tools.llm_tools:LlmSentimentClassifier",
+        "llm_caption_check": "costa.tools.llm_tools:LlmCaptionChecker",
     }
 )
 

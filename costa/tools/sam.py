@@ -61,15 +61,20 @@ def _inside_boxes(masks: np.ndarray, boxes: Sequence[Box]) -> np.ndarray:
 class SamSegmenter(NeuralTool):
     """One mask per box (`sam`), or one mask from all the clicks together (`sam_points`), with transformers' SAM."""
 
+    def model(self) -> tuple[Any, Any]:
+        """The shared (processor, model), loaded on first use."""
+        allow = self.current_settings().allow_downloads
+        return self.shared_model("sam", self.weights_path(), lambda p, d: load_sam(p, d, allow))
+
+    def load(self) -> None:
+        self.model()
+
     def _predict(self, state: EditState, **prompt: Any) -> tuple[np.ndarray, np.ndarray]:
         """(masks (N, H, W) bool, predicted IoU (N,)) for the prompts, one mask per prompt."""
         import torch
         from PIL import Image
 
-        settings = self.current_settings()
-        processor, model = self.shared_model(
-            "sam", self.weights_path(), lambda p, d: load_sam(p, d, settings.allow_downloads)
-        )
+        processor, model = self.model()
         dev = self.device()
         inputs = processor(images=Image.fromarray(state.image), return_tensors="pt", **prompt)
         with torch.inference_mode():

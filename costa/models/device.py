@@ -37,11 +37,11 @@ class Device:
 
 
 def probe_device(prefer: str | None = None) -> Device:
-    """Find the best device (or the one COSTA_DEVICE / `prefer` names).
+    """Find the best device, or the one `prefer` (Settings.device, from COSTA_DEVICE) names.
 
     Raises nothing: without torch the answer is the CPU with a detail saying torch is missing.
     """
-    want = (prefer or os.environ.get("COSTA_DEVICE") or "").strip().lower()
+    want = (prefer or "").strip().lower()
     if importlib.util.find_spec("torch") is None:
         return Device("cpu", "float32", "torch is not installed", forced=bool(want))
     import torch

@@ -7,7 +7,6 @@ importing torch, so `costa doctor` and the app's start stay light. A GPU out-of-
 
 from __future__ import annotations
 
-import os
 import platform
 import sys
 from collections.abc import Callable, Hashable, Mapping
@@ -52,8 +51,7 @@ class NeuralTool(Tool):
             if not status.present and not settings.allow_downloads:
                 return describe_missing(status, settings)
         if self.spec.requirements.gpu:
-            forced = os.environ.get("COSTA_DEVICE", "").strip().lower()
-            if forced == "cpu":
+            if settings.device == "cpu":
                 return None
             if not gpu_visible():
                 return (
@@ -65,7 +63,7 @@ class NeuralTool(Tool):
     # ------------------------------------------------------------------ models
     def device(self) -> Device:
         if self._device is None:
-            self._device = probe_device()
+            self._device = probe_device(self.current_settings().device)
         return self._device
 
     def cache(self) -> ModelCache:

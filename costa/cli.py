@@ -81,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
     bk.add_argument("--seed", type=int, default=0)
     bp = bsub.add_parser("planner", help="offline planner on the shared benchmark instructions: coverage and speed")
     bp.add_argument("--data", default=None, help="benchmark folder (default ../shared/benchmarks)")
+    bn = bsub.add_parser("neural", help="neural tools at real size with random weights: seconds per call and step")
+    bn.add_argument("--device", default="cpu", help="cpu, cuda, mps")
+    bn.add_argument("--steps", type=int, default=2, help="diffusion steps timed (use 20 on a GPU)")
+    bn.add_argument("--write", action="store_true", help="record rows in tool_tables/benchmark_devices.csv")
+    bn.add_argument("--tools", help="comma-separated subset of grounding_dino,sam,sd_inpaint,instruct_pix2pix")
     ba = bsub.add_parser("app", help="app start-up time, first streamed event, 8 concurrent clients × 5 edits")
     ba.add_argument("--starts", type=int, default=5, help="app starts timed (median reported)")
     ba.add_argument("--first-runs", type=int, default=10, help="edits timed to their first streamed event")
@@ -412,6 +417,13 @@ def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
         from costa.bench.planner_bench import format_planner_report, run_planner_bench
 
         print(format_planner_report(run_planner_bench(args.data)), file=out)
+    elif args.bench == "neural":
+        from costa.bench.neural_bench import TOOLS, run_neural_bench
+
+        chosen = tuple(t.strip() for t in args.tools.split(",")) if args.tools else TOOLS
+        if set(chosen) - set(TOOLS) or args.steps < 1:
+            raise InputError(f"--tools must name some of {', '.join(TOOLS)} and --steps be >= 1")
+        print(run_neural_bench(args.device, args.steps, args.write, chosen), file=out)
     elif args.bench == "app":
         from costa.bench.app_bench import run_app_bench
 

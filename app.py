@@ -11,19 +11,27 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # nothing leaves the
 
 
 def main() -> None:
-    from costa.config import Settings
+    from costa.config import Settings, listen_address
+    from costa.errors import InputError
+
+    try:  # before Gradio is imported: it reads GRADIO_SERVER_PORT itself and would fail with a traceback
+        settings = Settings.from_env()
+        host, port = listen_address()
+    except InputError as e:  # a bad setting is a one-line message and exit code 2, never a traceback
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+
     from costa.services import Services
     from ui.app import build_ui, launch_kwargs, queue_kwargs
 
-    settings = Settings.from_env()
     if settings.allow_downloads:
         os.environ.pop("HF_HUB_OFFLINE", None)
     services = Services(settings)
     demo = build_ui(services)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so exit handlers remove per-session temporary files
     demo.queue(**queue_kwargs(services)).launch(
-        server_name=os.environ.get("COSTA_HOST", "127.0.0.1"),
-        server_port=int(os.environ.get("COSTA_PORT", "7860")),
+        server_name=host,
+        server_port=port,
         **launch_kwargs(services),
     )
 

@@ -73,7 +73,6 @@ class _Executor:
     region: UserRegion
     ctx: CheckContext
     control: TurnControl | None = None
-    params_log: dict[tuple[StepNode, int], dict[str, Any]] = field(default_factory=dict)
     #: Why tools raised, in order, without repeats: (tool id, reason); and what would ground an unfound target.
     failures: dict[tuple[str, str], None] = field(default_factory=dict)
     advice: dict[str, None] = field(default_factory=dict)
@@ -101,7 +100,6 @@ class _Executor:
         if len(node.tools) == 1:  # a subtask starts from the image and what the user pointed at, not stale artifacts
             before = EditState(before.image, self.region.artifacts())
         params = step_params(spec, subtask, attempt)
-        self.params_log[(node, attempt)] = params
         tool = self.services.tool(node.tool)
         try:
             tool.ensure_loaded()  # loading a model once per process is not the tool's per-call cost
@@ -223,6 +221,7 @@ def run_turn(
         lazy=lazy,
         label=label,
         key=step_key,
+        params_of=lambda n, attempt: step_params(services.tables.tools[n.tool], plan.by_id(n.subtask_id), attempt),
     )
     for obs in result.observations:
         services.estimates.observe(obs.node.tool, obs.node.kind, obs.seconds, obs.quality)

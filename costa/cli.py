@@ -64,33 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     mv = msub.add_parser("verify", help="check files are complete (and hashes when known)")
     mv.add_argument("names", nargs="*", help="model ids (default: every model a neural tool needs)")
 
-    b = sub.add_parser("bench", help="benchmarks that print ratios against a baseline measured in the same run")
-    bsub = b.add_subparsers(dest="bench", required=True)
-    bs = bsub.add_parser("search", help="lazy vs eager A* on seeded simulated plans; search overhead")
-    bs.add_argument("--seed", type=int, default=0)
-    bs.add_argument("--plans", type=int, default=40)
-    be = bsub.add_parser("edit", help="end-to-end `costa edit` replacing one word on a 768 px image")
-    be.add_argument("--runs", type=int, default=5)
-    bt = bsub.add_parser("tools", help="measure every ready embedded tool on synthetic cases; write benchmark.csv")
-    bt.add_argument("--cases", type=int, default=12, help="synthetic cases per tool × subtask")
-    bt.add_argument("--seed", type=int, default=0)
-    bt.add_argument("--write", action="store_true", help="rewrite tool_tables/benchmark.csv with measured rows")
-    bt.add_argument("--tools", help="comma-separated tool ids to measure (default: every ready embedded tool)")
-    bk = bsub.add_parser("tasks", help="synthetic multi-step tasks: rule plan, run, verify each subtask against truth")
-    bk.add_argument("--n", type=int, default=20, help="tasks to generate and run")
-    bk.add_argument("--seed", type=int, default=0)
-    bp = bsub.add_parser("planner", help="offline planner on the shared benchmark instructions: coverage and speed")
-    bp.add_argument("--data", default=None, help="benchmark folder (default ../shared/benchmarks)")
-    bn = bsub.add_parser("neural", help="neural tools at real size with random weights: seconds per call and step")
-    bn.add_argument("--device", default="cpu", help="cpu, cuda, mps")
-    bn.add_argument("--steps", type=int, default=2, help="diffusion steps timed (use 20 on a GPU)")
-    bn.add_argument("--write", action="store_true", help="record rows in tool_tables/benchmark_devices.csv")
-    bn.add_argument("--tools", help="comma-separated subset of grounding_dino,sam,sd_inpaint,instruct_pix2pix")
-    ba = bsub.add_parser("app", help="app start-up time, first streamed event, 8 concurrent clients × 5 edits")
-    ba.add_argument("--starts", type=int, default=5, help="app starts timed (median reported)")
-    ba.add_argument("--first-runs", type=int, default=10, help="edits timed to their first streamed event")
-    ba.add_argument("--clients", type=int, default=8, help="clients editing at once")
-    ba.add_argument("--edits", type=int, default=5, help="edits per client")
+    b = sub.add_parser(
+        "bench",
+        help="benchmarks that print ratios against a baseline measured in the same run (see `bench --help`)",
+        add_help=False,
+    )
+    b.add_argument("bench_args", nargs=argparse.REMAINDER, help="NAME [options]: see `python -m costa bench --help`")
     return p
 
 
@@ -102,19 +81,14 @@ def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tup
     """
     from costa.config import Settings
     from costa.errors import PlanningError
-    from costa.events import ClarificationNeeded, ErrorEvent, LlmCall, PlannerFallback, PlanReady
+    from costa.events import ClarificationNeeded, ErrorEvent, LlmCall, PlannerFallback, PlanReady, drain
     from costa.planner import plan_instruction
 
     settings = settings or Settings.from_env()
     events: list = []
-    ready = False
-    gen = plan_instruction(settings, instruction, image)
-    while True:
-        try:
-            ev = next(gen)
-        except StopIteration as stop:
-            plan = stop.value
-            break
+
+    def see(ev) -> None:
+        ready = any(isinstance(e, PlanReady) for e in events)  # an error after the plan is the turn's, not ours
         events.append(ev)
         if isinstance(ev, LlmCall):
             print(f"llm   {_describe_llm_call(ev)}", file=notes)
@@ -122,10 +96,10 @@ def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tup
             print(f"planner fallback: {ev.reason}", file=notes)
         elif isinstance(ev, ClarificationNeeded):
             raise PlanningError(ev.question)
-        elif isinstance(ev, PlanReady):
-            ready = True
         elif isinstance(ev, ErrorEvent) and not ready:
             raise InputError(ev.message)
+
+    plan = drain(plan_instruction(settings, instruction, image), see)
     if plan is None:  # plan_instruction always says why first; this guards a future event type
         raise PlanningError("no plan could be made from this instruction")
     return plan, events
@@ -210,6 +184,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     from costa.agent import UserRegion, run_turn
+    from costa.eventlog import event_to_dict
     from costa.events import (
         ErrorEvent,
         PathChosen,
@@ -243,21 +218,22 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     if events_file is not None:  # LLM calls and fallbacks first; run_turn reports the plan itself
         for ev in planning_events:
             if ev.kind in ("llm_call", "planner_fallback"):
-                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
+                events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
     done: TurnDone | None = None
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     try:
-        def on_progress(ev) -> None:  # per-step progress of diffusion tools, as it happens
+
+        def on_progress(ev) -> None:  # per-step progress of diffusion tools and LLM calls made by tools, as they happen
             if events_file is not None:
-                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
-            if not args.quiet:
+                events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
+            if not args.quiet and ev.kind == "tool_progress":
                 print(f"  step  {ev.subtask_id} {ev.tool}: {ev.what} {ev.done}/{ev.total}", file=out)
 
         control = TurnControl(on_event=on_progress)
         turn = run_turn(services, image, plan, args.alpha, args.threshold, region, lazy=not args.eager, control=control)
         for ev in turn:
             if events_file is not None:
-                events_file.write(json.dumps(_jsonable(ev), default=str) + "\n")
+                events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
             if isinstance(ev, ToolFinished):
                 ledger.append((ev.subtask_id, ev.tool, ev.attempt, ev.seconds, ev.quality, ev.passed))
                 if not args.quiet:
@@ -323,20 +299,6 @@ def _print_ledger(ledger, done, out: TextIO) -> None:
     )
 
 
-def _jsonable(ev) -> dict:
-    import dataclasses
-
-    d = {"kind": ev.kind}
-    for f in dataclasses.fields(ev):
-        v = getattr(ev, f.name)
-        if f.name == "image":
-            v = None if v is None else list(v.shape)
-        elif f.name == "plan":
-            v = v.model_dump()
-        d[f.name] = v
-    return d
-
-
 def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     from costa.services import Services
 
@@ -388,52 +350,28 @@ def cmd_models(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
-    if args.bench == "search":
-        from costa.bench.search_bench import format_report, run_search_bench
-
-        print(format_report(run_search_bench(seed=args.seed, n_plans=args.plans)), file=out)
-    elif args.bench == "edit":
-        from costa.bench.edit_bench import run_edit_bench
-
-        print(run_edit_bench(runs=args.runs), file=out)
-    elif args.bench == "tools":
-        from costa.bench.tools_bench import run_tools_bench
-
-        tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
-        if tools is not None:
-            from costa.tables import load_tables
-
-            unknown = sorted(set(tools) - set(load_tables().tools))
-            if unknown or not tools:
-                raise InputError(f"--tools names no known tool: {', '.join(unknown) or args.tools!r}")
-        print(run_tools_bench(cases=args.cases, seed=args.seed, write=args.write, tools=tools), file=out)
-    elif args.bench == "tasks":
-        from costa.bench.tasks import run_tasks_bench
-
-        if args.n < 1:
-            raise InputError(f"--n must be at least 1, got {args.n}")
-        print(run_tasks_bench(n=args.n, seed=args.seed), file=out)
-    elif args.bench == "planner":
-        from costa.bench.planner_bench import format_planner_report, run_planner_bench
-
-        print(format_planner_report(run_planner_bench(args.data)), file=out)
-    elif args.bench == "neural":
-        from costa.bench.neural_bench import TOOLS, run_neural_bench
-
-        chosen = tuple(t.strip() for t in args.tools.split(",")) if args.tools else TOOLS
-        if set(chosen) - set(TOOLS) or args.steps < 1:
-            raise InputError(f"--tools must name some of {', '.join(TOOLS)} and --steps be >= 1")
-        print(run_neural_bench(args.device, args.steps, args.write, chosen), file=out)
-    elif args.bench == "app":
-        from costa.bench.app_bench import run_app_bench
-
-        print(run_app_bench(args.starts, args.first_runs, args.clients, args.edits), file=out)
-    return EXIT_OK
+    """Hand the arguments to the benchmark package (`bench/` beside `costa/` in a checkout; not in the library)."""
+    try:
+        from bench.cli import main as bench_main
+    except ModuleNotFoundError:
+        root = Path(__file__).resolve().parents[1]
+        if not (root / "bench" / "cli.py").is_file():
+            print(
+                "error: the benchmarks live in the repository's bench/ folder, which this install lacks",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
+        sys.path.insert(0, str(root))
+        from bench.cli import main as bench_main
+    return bench_main(args.bench_args)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # the benchmark package parses its own options (`python -m costa bench --help`)
+        return cmd_bench(argparse.Namespace(bench_args=argv[1:]), out)
     args = _parser().parse_args(argv)
     handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench, "models": cmd_models}
     try:

@@ -43,6 +43,32 @@ def _auth(raw: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+def listen_address(env: Mapping[str, str] | None = None) -> tuple[str, int]:
+    """Where `python app.py` listens: (host, port) from COSTA_HOST / COSTA_PORT, else Gradio's own
+    GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (so a Gradio deployment's settings work), else 127.0.0.1:7860.
+
+    The COSTA_ variable wins when both are set. Raises `InputError` naming the variable for a port that is not a
+    whole number in [1, 65535].
+
+    Example:
+        >>> listen_address({"GRADIO_SERVER_PORT": "8080"})
+        ('127.0.0.1', 8080)
+        >>> listen_address({"COSTA_PORT": "9", "GRADIO_SERVER_PORT": "8"})
+        ('127.0.0.1', 9)
+    """
+    env = os.environ if env is None else env
+    host = env.get("COSTA_HOST") or env.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+    name = "COSTA_PORT" if env.get("COSTA_PORT") else "GRADIO_SERVER_PORT" if env.get("GRADIO_SERVER_PORT") else ""
+    raw = env.get(name, "7860") if name else "7860"
+    try:
+        port = int(raw)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise InputError(f"{name} must be a port number in [1, 65535], got {raw!r}")
+    return host, port
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable, with units.

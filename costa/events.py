@@ -6,8 +6,11 @@ consumers can switch on it and serialise with `dataclasses.asdict`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -171,3 +174,30 @@ class TurnDone(Event):
 @dataclass(frozen=True)
 class ErrorEvent(Event):
     message: str
+
+
+def drain(gen: Generator[Any, None, R], on_event: Callable[[Any], None] | None = None) -> R:
+    """Run an event generator to its end, handing each event to `on_event`, and return the generator's value.
+
+    The one place the "next() until StopIteration" loop lives (planning, search and turns all return a result after
+    their events). `on_event` may raise to stop early; the generator is then closed.
+
+    Example:
+        >>> def gen():
+        ...     yield 1
+        ...     yield 2
+        ...     return "done"
+        >>> seen = []
+        >>> drain(gen(), seen.append), seen
+        ('done', [1, 2])
+    """
+    try:
+        while True:
+            try:
+                ev = next(gen)
+            except StopIteration as stop:
+                return stop.value
+            if on_event is not None:
+                on_event(ev)
+    finally:
+        gen.close()

@@ -50,6 +50,7 @@ from costa.events import (
     ToolFailed,
     ToolFinished,
     ToolStarted,
+    drain,
 )
 
 DEFAULT_THRESHOLD = 0.8
@@ -206,6 +207,7 @@ def iter_search(
     lazy: bool = True,
     label: Callable[[Any], tuple[str, str]] = lambda n: ("", str(n)),
     key: Callable[[Any], Hashable] = lambda n: n,
+    params_of: Callable[[Any, int], dict[str, Any]] = lambda n, attempt: {},
 ) -> Iterator[Event]:
     """Run the search, yielding events as it goes; the generator's return value is the `SearchResult`.
 
@@ -220,6 +222,8 @@ def iter_search(
         key: node → identity shared by nodes that are "the same step" (e.g. the same tool chain on the same subtask
             after a different earlier path): a measurement of one becomes the estimate of the others, and a step that
             failed is dropped for all of them.
+        params_of: (node, attempt) → the parameters that attempt runs with, reported in `ToolStarted` (the search
+            never reads them; the caller's `execute` applies them).
 
     Queue order: entries expected to pass their check (estimated step quality ≥ threshold) come before those expected
     to fail, which run only as a last resort; then f; then deeper entries first; then insertion order.
@@ -294,7 +298,7 @@ def iter_search(
         total = 0.0
         attempts = max(1, max_attempts(n.node))
         for attempt in range(attempts):
-            yield ToolStarted(sid, tool, attempt)
+            yield ToolStarted(sid, tool, attempt, params_of(n.node, attempt))
             out = execute(n.node, n.parent.state if n.parent else initial_state, attempt)
             executions += 1
             spent += out.seconds
@@ -407,13 +411,7 @@ def search_toolpath(
     gen = iter_search(
         graph, start, goal, estimate, execute, alpha, threshold, max_attempts, initial_state, lazy, label, key
     )
-    while True:
-        try:
-            ev = next(gen)
-        except StopIteration as stop:
-            return stop.value
-        if on_event is not None:
-            on_event(ev)
+    return drain(gen, on_event)
 
 
 def predict_best(

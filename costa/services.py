@@ -16,8 +16,8 @@ from costa.config import Settings
 from costa.models.cache import ModelCache
 from costa.models.runner import InProcessRunner, ToolRunner
 from costa.tables import Tables, load_tables
+from costa.tools import tool_class
 from costa.tools.base import Tool
-from costa.tools.registry import REGISTRY, tool_class
 from costa.types import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ class Services:
         with self._lock:
             if tool_id not in self._tools:
                 spec = self.tables.tools[tool_id]
-                cls = tool_class(tool_id)
+                cls = tool_class(spec)
                 tool = cls(spec, reader=self.reader) if spec.family == "ocr" else cls(spec)
                 tool.settings = self.settings  # limits such as max_pixels come from this process's settings
                 if hasattr(tool, "models"):  # neural tools share this process's model cache
@@ -99,7 +99,7 @@ class Services:
     def why_not(self, tool_id: str) -> str | None:
         """Why `tool_id` cannot run here (status, missing package/weights/GPU), or None when it can."""
         spec: ToolSpec = self.tables.tools[tool_id]
-        if spec.status != "ready" or tool_id not in REGISTRY:
+        if spec.status != "ready" or spec.impl is None:
             return self._planned_reason(spec)
         try:
             return self.tool(tool_id).missing()

@@ -13,8 +13,12 @@ Example:
 from __future__ import annotations
 
 import csv
+import dataclasses
+import functools
 import io
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -43,7 +47,11 @@ _TOOL_KEYS = {
     "requirements",
     "licence",
     "description",
+    "class",
 }
+#: Boolean category columns of subtasks.yaml (each defaults to false; see `SubtaskSpec`).
+_SUBTASK_FLAGS = ("creates", "edits_text", "reads_text", "runs_first", "exclusive", "whole_image", "resizes")
+_SUBTASK_KEYS = {"id", "name", "produces", "edits_image", "description", "target", *_SUBTASK_FLAGS}
 _REQUIRED_TOOL_KEYS = {"id", "family", "backend", "status", "subtasks", "inputs", "outputs"}
 
 
@@ -79,13 +87,30 @@ def _parse_subtasks(doc: Any, where: str) -> dict[str, SubtaskSpec]:
         missing = {"id", "name", "produces", "edits_image"} - set(row)
         if missing:
             raise TableError(f"{at} ({row.get('id')!r}): missing {sorted(missing)}")
+        extra = set(row) - _SUBTASK_KEYS
+        if extra:
+            raise TableError(f"{at} ({row.get('id')!r}): unknown keys {sorted(extra)}")
         sid = row["id"]
         if sid in out:
             raise TableError(f"{at}: duplicate subtask id {sid!r}")
         if row["produces"] not in ARTIFACT_TYPES:
             raise TableError(f"{at} ({sid!r}): unknown artifact type {row['produces']!r}; known: {ARTIFACT_TYPES}")
+        target = row.get("target", "none")
+        if target not in ("object", "text", "none"):
+            raise TableError(f"{at} ({sid!r}): target must be object, text or none, got {target!r}")
+        flags: dict[str, bool] = {}
+        for key in ("edits_image", *_SUBTASK_FLAGS):
+            value = row.get(key, False)
+            if not isinstance(value, bool):
+                raise TableError(f"{at} ({sid!r}): {key} must be true or false, got {value!r}")
+            flags[key] = value
         out[sid] = SubtaskSpec(
-            sid, str(row["name"]), row["produces"], bool(row["edits_image"]), row.get("description", "")
+            id=sid,
+            name=str(row["name"]),
+            produces=row["produces"],
+            description=str(row.get("description", "")),
+            target=target,
+            **flags,
         )
     return out
 
@@ -128,6 +153,11 @@ def _parse_tools(doc: Any, where: str, subtasks: Mapping[str, SubtaskSpec]) -> d
             raise TableError(f"{at}: backend must be embedded, neural or api, got {row['backend']!r}")
         if row["status"] not in ("ready", "planned"):
             raise TableError(f"{at}: status must be ready or planned, got {row['status']!r}")
+        impl = row.get("class")
+        if row["status"] == "ready" and impl is None:
+            raise TableError(f"{at}: a ready tool must name its class as 'module:Class'")
+        if impl is not None and (not isinstance(impl, str) or not re.fullmatch(r"[\w.]+:\w+", impl)):
+            raise TableError(f"{at}: 'class' must be 'package.module:Class', got {impl!r}")
         serves = _str_tuple(row["subtasks"], at, "subtasks")
         if not serves:
             raise TableError(f"{at}: serves no subtask")
@@ -162,6 +192,7 @@ def _parse_tools(doc: Any, where: str, subtasks: Mapping[str, SubtaskSpec]) -> d
             requirements=requirements,
             licence=str(row.get("licence", "")),
             description=str(row.get("description", "")),
+            impl=impl,
         )
     return out
 
@@ -231,3 +262,53 @@ def load_tables(directory: Path | str | None = None) -> Tables:
     except OSError as e:
         raise TableError(f"{paths[2]}: cannot read: {e}") from e
     return parse_tables(docs[0], docs[1], bench, tuple(str(p) for p in paths))  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=8)
+def load_subtasks(path: Path | str | None = None) -> Mapping[str, SubtaskSpec]:
+    """Read and validate a subtasks table alone (default tool_tables/subtasks.yaml; cached): the planner needs the
+    kinds, not the tools."""
+    path = Path(path) if path is not None else TABLES_DIR / SUBTASKS_FILE
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise TableError(f"{path}: cannot read: {e}") from e
+    return MappingProxyType(_parse_subtasks(doc, str(path)))
+
+
+class KindSet(AbstractSet[str]):
+    """The subtask ids whose subtasks.yaml row has `column == value`, read on first use (nothing runs at import).
+
+    Code names a category (`KindSet("reads_text")`) instead of listing kinds, so a new kind joins every category by
+    its row alone.
+
+    Example:
+        >>> "text_extraction" in KindSet("reads_text"), "object_removal" in KindSet("reads_text")
+        (True, False)
+        >>> sorted(KindSet("runs_first"))
+        ['outpainting']
+    """
+
+    def __init__(self, column: str, value: object = True) -> None:
+        if column not in {f.name for f in dataclasses.fields(SubtaskSpec)}:
+            raise TableError(f"subtasks.yaml has no column {column!r}")
+        self.column, self.value = column, value
+
+    def _kinds(self) -> frozenset[str]:
+        return frozenset(k for k, spec in load_subtasks().items() if getattr(spec, self.column) == self.value)
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._kinds()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._kinds()))
+
+    def __len__(self) -> int:
+        return len(self._kinds())
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[str]) -> frozenset[str]:  # set operators (|, &, -) give plain frozensets
+        return frozenset(it)
+
+    def __repr__(self) -> str:
+        return f"KindSet({self.column!r}, {self.value!r})"

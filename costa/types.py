@@ -335,6 +335,8 @@ class ToolSpec:
     requirements: Requirements = Requirements()
     licence: str = ""
     description: str = ""
+    #: The implementing class as "package.module:Class" (imported on demand); None for a planned tool.
+    impl: str | None = None
 
     @property
     def max_attempts(self) -> int:
@@ -356,11 +358,29 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class SubtaskSpec:
+    """A subtask kind from tool_tables/subtasks.yaml, with its category columns (the only place they are defined)."""
+
     id: str
     name: str
     produces: str
     edits_image: bool
     description: str
+    #: What the subtask's target names: an object noun, text in the image, or nothing (whole-image kinds).
+    target: Literal["object", "text", "none"] = "none"
+    #: The result names an object that exists only after it runs (replacement, addition).
+    creates: bool = False
+    #: It changes the text in the image (chained in the order written).
+    edits_text: bool = False
+    #: It reads the image's text, so it runs after every text edit.
+    reads_text: bool = False
+    #: It runs before everything else (it changes the canvas later edits work on).
+    runs_first: bool = False
+    #: Two different results for one target contradict each other.
+    exclusive: bool = False
+    #: It changes the whole picture by design (a full-frame change is expected, not a leak).
+    whole_image: bool = False
+    #: It changes the image size.
+    resizes: bool = False
 
 
 @dataclass(frozen=True)

@@ -29,23 +29,15 @@ import numpy as np
 
 from costa.events import LlmCall
 from costa.llm_client import LlmClient, LlmError, image_data_url, parse_json_object, quote_data
+from costa.tables import KindSet
 from costa.types import Subtask, SubtaskSpec
 
 #: Per-channel difference (0–255) above which a pixel counts as changed.
 CHANGE_LEVEL = 12
 #: Kinds that change the whole picture by design (a full-frame change is expected, not a leak).
-GLOBAL_KINDS = frozenset(
-    {
-        "global_adjustment",
-        "changing_scenery",
-        "image_deblurring",
-        "image_upscaling",
-        "outpainting",
-        "background_removal",
-    }
-)
+GLOBAL_KINDS = KindSet("whole_image")
 #: Kinds that change the image size.
-RESIZING_KINDS = frozenset({"image_upscaling", "outpainting"})
+RESIZING_KINDS = KindSet("resizes")
 #: Object area share (of the image) below which an object is "small", and below which it is "medium".
 SMALL_OBJECT, MEDIUM_OBJECT = 0.05, 0.25
 
@@ -120,20 +112,7 @@ class ChangeJudge:
         return Judgement(1.0, f"visible change: {share} (offline check: content not judged)", "offline")
 
 
-_READ_ONLY_DEFAULT = frozenset(
-    {
-        "object_detection",
-        "object_segmentation",
-        "landmark_detection",
-        "image_captioning",
-        "depth_estimation",
-        "text_extraction",
-        "question_answering_text",
-        "sentiment_analysis",
-        "caption_consistency_check",
-        "text_detection",
-    }
-)
+_READ_ONLY_DEFAULT = KindSet("edits_image", False)
 
 
 def _size(image: np.ndarray) -> str:

@@ -10,6 +10,9 @@ import pytest
 SHARED_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The scene generators read shared photos only through this variable (the library never looks outside the repo).
+if SHARED_BENCHMARKS.is_dir():
+    os.environ.setdefault("COSTA_BENCHMARKS_DIR", str(SHARED_BENCHMARKS))
 
 
 NEURAL_MODULES = ("torch", "diffusers", "transformers")

@@ -109,6 +109,19 @@ def test_recolour_with_box_runs_segment_then_recolour(services: Services) -> Non
     out = events[-1].image
     assert out[60, 80, 2] > out[60, 80, 1]  # blue now dominates green at the centre
     assert np.array_equal(out[:15], img[:15])
+    # Each attempt reports the parameters it ran with: the table's defaults, overridden by the plan's own values.
+    started = {e.tool: e.params for e in events if isinstance(e, ToolStarted) and e.attempt == 0}
+    recolour = started[[t for _, t in chosen.path][-1]]
+    assert recolour and recolour["feather"] == 1.5
+
+
+def test_plan_parameters_override_defaults_in_the_reported_attempt(services: Services) -> None:
+    img = np.full((120, 160, 3), 220, np.uint8)
+    img[40:80, 50:110] = (30, 160, 40)
+    sub = Subtask(id="s1", kind="object_recoloration", target="blob", result="blue", params={"feather": 3.0})
+    events = run(services, img, Plan(subtasks=(sub,)), region=UserRegion(boxes=(Box(40, 30, 80, 60),)), alpha=2.0)
+    started = [e for e in events if isinstance(e, ToolStarted) and e.tool.startswith("recolor")]
+    assert started and all(e.params["feather"] == 3.0 for e in started)
 
 
 @pytest.mark.parametrize(

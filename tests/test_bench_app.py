@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from costa.bench.app_bench import first_event_latency, run_load
+from bench.app import first_event_latency, run_load
 from costa.cli import main as cli_main
 from tests.app_server import AppServer
 

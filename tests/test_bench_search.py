@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from costa.bench.search_bench import (
+from bench.search import (
     SearchBenchReport,
     TableRun,
     draw_plans,
@@ -17,9 +17,9 @@ from costa.bench.search_bench import (
     runnable_kinds,
     simulate_outcome,
 )
-from costa.bench.synthetic_tables import make_synthetic_tables
 from costa.graph import StepNode, build_plan_graph
 from costa.tables import load_tables
+from costa.testing.synthetic_tables import make_synthetic_tables
 
 pytestmark = pytest.mark.slow  # two benchmark runs, about 7 s together
 

@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from costa.bench.cases import make_cases
-from costa.bench.cases_image import IMAGE_CASE_KINDS, image_truth, make_image_cases
-from costa.bench.tasks import Expected, _Frame, _match, _verify, make_task, make_tasks, run_task
 from costa.cli import main
 from costa.planner import plan_with_rules
 from costa.services import Services
 from costa.tables import load_tables
+from costa.testing.cases import make_cases
+from costa.testing.cases_image import IMAGE_CASE_KINDS, image_truth, make_image_cases
+from costa.testing.tasks import Expected, _Frame, _match, _verify, make_task, make_tasks, run_task
 
 
 @pytest.mark.parametrize("kind", sorted(IMAGE_CASE_KINDS))

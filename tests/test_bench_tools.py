@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from costa.bench.edit_bench import EditRun, format_report, make_edit_image
-from costa.bench.tools_bench import PairResult, rewrite_benchmark_csv, run_tools_bench
+from bench.edit import EditRun, format_report, make_edit_image
+from bench.tools import PairResult, rewrite_benchmark_csv, run_tools_bench
+from costa.services import Services
 from costa.tables import BENCHMARK_FILE, SUBTASKS_FILE, TABLES_DIR, TOOLS_FILE, load_tables
 
 
@@ -67,7 +68,9 @@ def test_run_tools_bench_writes_a_loadable_table(tmp_path: Path) -> None:
     tables = load_tables(tmp_path)
     new_rows = _rows(tmp_path / BENCHMARK_FILE)
     assert old_rows.keys() == new_rows.keys()
-    ready = {t.id for t in tables.tools.values() if t.status == "ready" and t.backend == "embedded"}
+    services = Services(tables=tables)
+    # A ready tool whose optional package is missing here (realesrgan) is skipped by the bench, its row kept.
+    ready = {t.id for t in tables.tools.values() if t.backend == "embedded" and services.why_not(t.id) is None}
     assert ready, "no ready embedded tools to measure"
     for key, row in tables.benchmark.items():
         if key[0] in ready:
@@ -81,9 +84,9 @@ def test_run_tools_bench_writes_a_loadable_table(tmp_path: Path) -> None:
 def test_recolour_truth_measures_colour_shading_and_outside() -> None:
     import numpy as np
 
-    from costa.bench.cases import make_cases
-    from costa.bench.tools_bench import recolour_truth
+    from bench.tools import recolour_truth
     from costa.colours import parse_colour
+    from costa.testing.cases import make_cases
 
     case = make_cases("object_recoloration", 1, seed=3)[0]
     unchanged = dict(recolour_truth(case, case.image))
@@ -98,3 +101,15 @@ def test_recolour_truth_measures_colour_shading_and_outside() -> None:
     damaged = flat.copy()
     damaged[~mask] = 255 - damaged[~mask]
     assert dict(recolour_truth(case, damaged))["outside SSIM"] < 0.9
+
+
+@pytest.mark.extras
+def test_the_optional_upscaler_is_measured_when_installed(tmp_path: Path) -> None:
+    why = Services().why_not("realesrgan")
+    if why is not None:
+        pytest.skip(f"the realesrgan extra is not installed here: {why}")
+    for name in (SUBTASKS_FILE, TOOLS_FILE, BENCHMARK_FILE):
+        shutil.copy(TABLES_DIR / name, tmp_path / name)
+    report = run_tools_bench(cases=1, seed=0, write=True, csv_path=tmp_path / BENCHMARK_FILE, tools=["realesrgan"])
+    row = load_tables(tmp_path).benchmark[("realesrgan", "image_upscaling")]
+    assert "realesrgan" in report and row.source == "measured" and row.n == 1

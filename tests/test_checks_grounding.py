@@ -6,15 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from costa.bench.cases import make_cases
-from costa.bench.cases_grounding import (
-    PORTRAITS,
-    click_points,
-    lfw_face_scene,
-    make_grounding_cases,
-    person_scene,
-    tool_cases,
-)
 from costa.checks import CheckContext, check_step
 from costa.checks.background import check_background_removal
 from costa.checks.common import boundary_alignment
@@ -22,6 +13,15 @@ from costa.checks.objects import OBJECT_CHECKS
 from costa.checks.privacy import detail_retained
 from costa.tables import load_tables
 from costa.targets import find_colour, ground_advice, names_faces, names_people
+from costa.testing.cases import make_cases
+from costa.testing.cases_grounding import (
+    PORTRAITS,
+    click_points,
+    lfw_face_scene,
+    make_grounding_cases,
+    person_scene,
+    tool_cases,
+)
 from costa.tools.segment import grabcut_in_box
 from costa.types import Box, EditState, Mask, Subtask, ToolOutput
 
@@ -191,7 +191,7 @@ def test_lfw_face_scene_pastes_a_real_face() -> None:
 
 
 def test_tools_bench_filter_measures_only_the_named_tools() -> None:
-    from costa.bench.tools_bench import measurable_pairs
+    from bench.tools import measurable_pairs
     from costa.services import Services
 
     services = Services()
@@ -207,8 +207,8 @@ def test_tools_bench_filter_measures_only_the_named_tools() -> None:
 def test_doctests_pass() -> None:
     import doctest
 
-    import costa.bench.cases_grounding
     import costa.targets
+    import costa.testing.cases_grounding
 
     assert doctest.testmod(costa.targets).failed == 0
-    assert doctest.testmod(costa.bench.cases_grounding).failed == 0
+    assert doctest.testmod(costa.testing.cases_grounding).failed == 0

@@ -8,7 +8,6 @@ import sys
 import numpy as np
 import pytest
 
-from costa.bench.scenes import ObjectScene, make_object_scene
 from costa.checks import CheckContext
 from costa.checks.common import (
     ciede2000_mean,
@@ -19,6 +18,7 @@ from costa.checks.common import (
 )
 from costa.checks.objects import OBJECT_ARTIFACT_CHECKS, OBJECT_CHECKS
 from costa.masks import dilate_mask
+from costa.testing.scenes import ObjectScene, make_object_scene
 from costa.types import Box, EditState, Mask, Subtask, ToolOutput, Verdict
 
 PINK = (255, 192, 203)

@@ -49,13 +49,13 @@ def llm_env(fake: FakeOpenAI, **extra: str) -> dict[str, str]:
 
 
 def test_offline_plan_lists_subtasks_in_order_and_unsupported_parts(_costa_home) -> None:
-    r = costa("plan", "Replace the truck with a car and make it red, then move the dog to the left", home=_costa_home)
+    r = costa("plan", "Replace the truck with a car and make it red, then denoise the photo", home=_costa_home)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "plan (rules, chain):"
     assert lines[1] == "  s1. Object Replacement target='truck' result='car'"
     assert lines[2] == "  s2. Object Recoloration target='car' result='red' after s1"
-    assert "unsupported: 'move the dog to the left'" in lines[3] and "not a subtask kind" in lines[3]
+    assert "unsupported: 'denoise the photo'" in lines[3] and "not a subtask kind" in lines[3]
     assert "llm" not in r.stdout
 
 

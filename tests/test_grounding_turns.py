@@ -14,13 +14,13 @@ import pytest
 from PIL import Image
 
 from costa.agent import UserRegion, run_turn
-from costa.bench.cases_grounding import PORTRAITS
-from costa.bench.scenes import make_object_scene
 from costa.errors import InputError
 from costa.events import ErrorEvent, PathChosen, TurnDone
 from costa.images import parse_point
 from costa.masks import dilate_mask
 from costa.services import Services
+from costa.testing.cases_grounding import PORTRAITS
+from costa.testing.scenes import make_object_scene
 from costa.types import Box, Plan, Point, Subtask
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """Neural tools on tiny random-weight models (FAKE weights: real classes, real on-disk layouts, random values).
 
-The models are built once per module into a temporary COSTA_MODELS_DIR by `costa.models.synthetic` and loaded
+The models are built once per module into a temporary COSTA_MODELS_DIR by `costa.testing.neural_models` and loaded
 through the same resolver and loaders real weights use. Their outputs are noise: what is tested is the plumbing —
 readiness and doctor lines, the Grounding DINO → SAM → inpainting pipeline, events, ledger, seeds, progress, Stop,
 out-of-memory handling, unloading, and pixels outside the edit left bit-for-bit unchanged.
@@ -30,7 +30,7 @@ TINY_TOOLS = ("grounding_dino", "sam", "sam_points", "sd_inpaint", "sd_add_objec
 
 @pytest.fixture(scope="module")
 def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from costa.models import synthetic
+    from costa.testing import neural_models as synthetic
 
     d = tmp_path_factory.mktemp("models")
     synthetic.build_grounding_dino(d)

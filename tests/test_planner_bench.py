@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from costa.bench.planner_bench import (
+from bench.planner import (
+    TARGETS,
     format_planner_report,
     parse_reference_entry,
     reference_orderings,
@@ -43,7 +44,7 @@ def test_tree_files_give_one_ordering_per_leaf() -> None:
 
 
 def test_missing_data_is_reported_not_crashed(tmp_path) -> None:
-    report = run_planner_bench(tmp_path)
+    report = run_planner_bench(tmp_path, warmup=False)
     assert report.sets == () and "no benchmark data" in format_planner_report(report)
 
 
@@ -59,3 +60,7 @@ def test_benchmark_on_the_shared_data() -> None:
         assert r.same_subtasks and r.same_targets and r.results_match and r.order_index is not None
     text = format_planner_report(report)
     assert "crashes: 0" in text and "EditEval per category" in text
+    for name, outs in report.sets:  # the targets for the fully planned share
+        assert sum(o.status == "full" for o in outs) / len(outs) >= TARGETS[name], name
+    suites = {r.name: r for r in report.suites}
+    assert suites["dev"].share >= 0.95 and "held-out" in suites

@@ -17,6 +17,7 @@ from PIL import Image
 
 from costa.colours import parse_colour
 from costa.config import Settings
+from costa.errors import PlanningError
 from costa.events import ClarificationNeeded, ErrorEvent, Event, LlmCall, PlannerFallback, PlanReady
 from costa.llm_client import LlmClient, LlmConfig
 from costa.planner import plan_instruction, plan_with_rules
@@ -461,3 +462,32 @@ def test_status_line_names_the_planner(tmp_path: Path) -> None:
     assert describe_planner(Settings(home=tmp_path)) == "LLM: offline rule planner"
     line = describe_planner(Settings(home=tmp_path, openai_base_url="http://h:8000/v1", openai_api_key="sk-secret"))
     assert line == "LLM: (server default model) at http://h:8000/v1" and "secret" not in line
+
+
+# ----------------------------------------------------------------------------------- kinds added for issue 14
+
+
+def _reply(*subtasks: dict[str, Any]) -> str:
+    return json.dumps({"form": "chain", "subtasks": list(subtasks), "unsupported": [], "question": None})
+
+
+def test_prompt_names_the_new_kinds_and_their_params() -> None:
+    prompt = build_system_prompt(load_tables().subtasks)
+    for kind in ("attribute_edit", "object_move", "style_transfer", "viewpoint_change", "image_cropping"):
+        assert f"- {kind} (" in prompt
+    assert '"scale": number' in prompt and '"direction"' in prompt and "Van Gogh" in prompt
+
+
+def test_llm_plans_of_the_new_kinds_are_validated() -> None:
+    table = load_tables().subtasks
+    size = {"id": "s1", "kind": "attribute_edit", "target": "moon", "result": "larger",
+            "params": {"attribute": "size", "scale": 4}, "parents": []}  # fmt: skip
+    move = {"id": "s2", "kind": "object_move", "target": "cup", "result": "left", "params": {"direction": "left"}}
+    plan = parse_plan_reply(_reply(size, move), table, "x", "llm:fake").plan
+    assert plan is not None and [s.kind for s in plan.subtasks] == ["attribute_edit", "object_move"]
+    with pytest.raises(PlanningError, match=r"params\.attribute"):
+        parse_plan_reply(_reply({**size, "params": {}}), table, "x", "llm:fake")
+    with pytest.raises(PlanningError, match="contradicts"):
+        parse_plan_reply(_reply({**size, "params": {"attribute": "size", "scale": 0.5}}), table, "x", "llm:fake")
+    with pytest.raises(PlanningError, match="direction"):
+        parse_plan_reply(_reply({**move, "params": {"direction": "sideways-ish"}}), table, "x", "llm:fake")

@@ -11,13 +11,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from costa.bench.cases_grounding import PORTRAITS, person_scene
-from costa.bench.scenes import ObjectScene, make_object_scene, random_object_scene
 from costa.errors import GroundingError, ToolError, ToolUnavailableError
 from costa.tables import load_tables
+from costa.testing.cases_grounding import PORTRAITS, person_scene
+from costa.testing.scenes import ObjectScene, make_object_scene, random_object_scene
+from costa.tools import tool_class
 from costa.tools.base import Tool
 from costa.tools.colour_ground import colour_membership, hue_sector
-from costa.tools.registry import tool_class
 from costa.types import Box, EditState, Mask, Point, Requirements, Subtask, ToolOutput
 
 TOOLS = (
@@ -28,7 +28,7 @@ ASTRONAUT_FACE = Box(*PORTRAITS[0][1])
 
 
 def make_tool(tool_id: str) -> Tool:
-    return tool_class(tool_id)(load_tables().tools[tool_id])
+    return tool_class(load_tables().tools[tool_id])(load_tables().tools[tool_id])
 
 
 def run(tool_id: str, state: EditState, subtask: Subtask, **params) -> ToolOutput:
@@ -107,7 +107,7 @@ class TestGroundingToolContract:
     @pytest.mark.parametrize("tool_id", TOOLS)
     def test_missing_backend_raises_clear_error(self, tool_id, blue_blob, astronaut, person) -> None:
         spec = load_tables().tools[tool_id]
-        tool = tool_class(tool_id)(replace(spec, requirements=Requirements(python=("no_such_backend_pkg",))))
+        tool = tool_class(spec)(replace(spec, requirements=Requirements(python=("no_such_backend_pkg",))))
         state, subtask = contract_case(tool_id, blue_blob, astronaut, person)
         with pytest.raises(ToolUnavailableError, match="no_such_backend_pkg"):
             tool(state, subtask, spec.params_for_attempt(0))

@@ -8,17 +8,17 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from costa.bench.scenes import make_object_scene, make_text_scene
 from costa.checks import CheckContext, check_step
 from costa.checks.common import unchanged_outside
 from costa.config import Settings
 from costa.errors import GroundingError, ToolError, ToolUnavailableError
 from costa.imagestats import blur_sigma, clipped_share, lab_stats, noise_sigma, psnr, seam_jump
 from costa.tables import load_tables
+from costa.testing.scenes import make_object_scene, make_text_scene
+from costa.tools import tool_class
 from costa.tools.adjust import Adjustment, parse_adjustment
 from costa.tools.base import Tool
 from costa.tools.outpaint import Margins, outpaint_margins
-from costa.tools.registry import tool_class
 from costa.tools.upscale import RealEsrganUpscaler, parse_scale
 from costa.types import Box, EditState, Requirements, Subtask, ToolOutput, Verdict
 
@@ -46,7 +46,7 @@ CTX = CheckContext(reader=_NoReader())
 
 
 def make_tool(tool_id: str, max_pixels: int = 40_000_000) -> Tool:
-    tool = tool_class(tool_id)(load_tables().tools[tool_id])
+    tool = tool_class(load_tables().tools[tool_id])(load_tables().tools[tool_id])
     tool.settings = Settings(home=None, max_pixels=max_pixels)  # type: ignore[arg-type]
     return tool
 
@@ -128,7 +128,7 @@ class TestImageToolContract:
     @pytest.mark.parametrize("tool_id", TOOLS)
     def test_missing_backend_raises_clear_error(self, tool_id: str, scene: np.ndarray) -> None:
         spec = load_tables().tools[tool_id]
-        tool = tool_class(tool_id)(replace(spec, requirements=Requirements(python=("no_such_backend_pkg",))))
+        tool = tool_class(spec)(replace(spec, requirements=Requirements(python=("no_such_backend_pkg",))))
         with pytest.raises(ToolUnavailableError, match="no_such_backend_pkg"):
             tool(EditState(scene), TASKS[tool_id], spec.params_for_attempt(0))
 

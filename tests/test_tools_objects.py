@@ -1,4 +1,4 @@
-"""The embedded object tools, run for real on generated scenes with ground truth (costa.bench.scenes)."""
+"""The embedded object tools, run for real on generated scenes with ground truth (costa.testing.scenes)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from costa.bench.scenes import ObjectScene, make_background, make_object_scene
 from costa.checks.common import shading_correlation, ssim_outside, unchanged_outside
 from costa.checks.objects import OBJECT_CHECKS
 from costa.errors import InputError, ToolError, ToolUnavailableError
 from costa.masks import dilate_mask
+from costa.testing.scenes import ObjectScene, make_background, make_object_scene
 from costa.tools.base import Tool
-from costa.tools.recolor import HsvRecolorer, LabRecolorer
+from costa.tools.recolour import HsvRecolorer, LabRecolorer
 from costa.tools.removal import PatchMatchRemover, TeleaRemover
 from costa.tools.segment import BoxMasker, GrabCutSegmenter
 from costa.types import Box, EditState, Mask, ParamSpec, Requirements, Subtask, ToolOutput, ToolSpec

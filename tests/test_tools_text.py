@@ -416,10 +416,10 @@ CONTRACT_TASKS: dict[str, Subtask] = {
 
 
 def make_text_tool(tool_id: str, reader: RapidOcrReader | None, spec: ToolSpec | None = None) -> Tool:
-    from costa.tools.registry import tool_class
+    from costa.tools import tool_class
 
     spec = spec or tool_spec(tool_id)
-    cls = tool_class(tool_id)
+    cls = tool_class(spec)
     return cls(spec, reader=reader) if spec.family == "ocr" else cls(spec)
 
 

@@ -34,12 +34,13 @@ CheckFn = Callable[[CheckContext, Subtask, EditState, EditState, ToolOutput], Ve
 def subtask_checks() -> Mapping[str, CheckFn]:
     """Final checks by subtask id (imported here, not at module import, to keep `import costa` light)."""
     from costa.checks.background import BACKGROUND_CHECKS
+    from costa.checks.geometry import GEOMETRY_CHECKS
     from costa.checks.image import IMAGE_CHECKS
     from costa.checks.objects import OBJECT_CHECKS
     from costa.checks.privacy import PRIVACY_CHECKS
     from costa.checks.text import TEXT_CHECKS
 
-    return {**TEXT_CHECKS, **OBJECT_CHECKS, **PRIVACY_CHECKS, **BACKGROUND_CHECKS, **IMAGE_CHECKS}
+    return {**TEXT_CHECKS, **OBJECT_CHECKS, **PRIVACY_CHECKS, **BACKGROUND_CHECKS, **IMAGE_CHECKS, **GEOMETRY_CHECKS}
 
 
 def artifact_checks() -> Mapping[str, CheckFn]:

@@ -17,6 +17,7 @@ import numpy as np
 from costa.checks import CheckContext, CheckFn, TextReader
 from costa.errors import ToolError
 from costa.glyphs import edge_energy, locate_text
+from costa.tables import KindSet
 from costa.textmatch import (
     clean_target,
     find_matches,
@@ -37,9 +38,7 @@ _REDACTION_TOLERANCE = 12
 #: Per-pixel increase of yellowness ((R+G)/2 − B, 0–255) that counts as highlighted.
 _TINT_STEP = 15.0
 #: Kinds whose target names text to look for in detected regions.
-_TARGETED_KINDS = frozenset(
-    {"text_replacement", "text_removal", "text_redaction", "keyword_highlighting", "text_detection", "text_extraction"}
-)
+_TARGETED_KINDS = KindSet("target", "text")
 
 
 # ------------------------------------------------------------------------------------------------------ the checks

@@ -120,7 +120,8 @@ _SPLIT_VERBS: tuple[str, ...] = _words(
     "extend caption describe redact change make increase decrease reduce brighten darken sharpen enlarge identify "
     "locate extract transcribe write swap substitute transform convert censor analyse analyze rotate move flip "
     "resize adjust enhance improve lighten boost give create generate isolate apply restore estimate introduce "
-    "include reposition",
+    "include reposition blow shrink scale wipe ditch select zoom crop stylise stylize render redraw shift drag slide "
+    "nudge relocate rearrange double triple halve let",
     "get rid of",
     "take out",
     "cut out",
@@ -159,7 +160,8 @@ def _alternation(words: tuple[str, ...]) -> str:
     return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(forms, key=len, reverse=True))
 
 
-_VERB_AHEAD = rf"(?:(?:{_alternation(_SPLIT_VERBS)})\b|(?:{_alternation(_NOUNISH_VERBS)})\s+{_DETERMINERS}\b)"
+# A quote placeholder ends in a non-word character, so "\b" cannot follow it: "(?!\w)" ends a determiner instead.
+_VERB_AHEAD = rf"(?:(?:{_alternation(_SPLIT_VERBS)})\b|(?:{_alternation(_NOUNISH_VERBS)})\s+{_DETERMINERS}(?!\w))"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[;\n]+")
 _SEPARATOR = re.compile(
@@ -196,7 +198,7 @@ _CONSTRAINT = re.compile(
 
 #: A purpose tail ("… to make it brighter", "… in order to show more"): what the edit is for, not another edit.
 _PURPOSE = re.compile(
-    r"\s+(?:in\s+order\s+)?(?:to|so\s+as\s+to)\s+(?:make|leave|show|create|reveal|give|improve|enhance|match|reflect|"
+    r"\s+(?:in\s+order\s+)?(?:to|so\s+as\s+to)\s+(?:[a-z]+ly\s+)?(?:make|obscure|hide|cover|frame|leave|show|create|reveal|give|improve|enhance|match|reflect|"
     r"increase|reduce|emphasi[sz]e|highlight|allow|let|keep|achieve|provide|look|appear|be|focus|include|indicate|"
     r"suggest|simulate|represent|depict|convey|display|ensure|maintain|balance|draw|bring|complete|fit|form|get|help|"
     r"mimic|resemble|blend|evoke|create|add|demonstrate|illustrate|capture|accentuate|showcase)\b.*$",

@@ -8,6 +8,18 @@ from __future__ import annotations
 
 import re
 
+from costa.colours import parse_colour
+from costa.planner.edit_rules import (
+    count_rule,
+    expression_rule,
+    generic_edit_rule,
+    look_rule,
+    material_rule,
+    orientation_rule,
+    pose_rule,
+    property_rule,
+    size_rule,
+)
 from costa.planner.phrases import (
     ClauseContext,
     Draft,
@@ -18,6 +30,7 @@ from costa.planner.phrases import (
     rx,
     split_trailing_colour,
 )
+from costa.planner.view_rules import cover_rule, crop_rule, move_rule, style_rule, viewpoint_rule
 
 _IMAGE = (
     r"(?:(?:the\s+|this\s+|that\s+|my\s+)?(?:whole\s+|entire\s+)?(?:image|photo|picture|photograph|pic|scene|frame|"
@@ -60,6 +73,8 @@ def deblur_rule(c: ClauseContext) -> Outcome:
     if m is None:
         return None
     x = m.group("x") or m.group("y") or m.group("z") or m.group("w")
+    if x:
+        x = re.sub(r"\s+for\s+.*$", "", x, flags=re.IGNORECASE)  # "sharpen the image for a sharper presentation"
     return [Draft("image_deblurring", None if c.is_image(x) or c.is_pronoun(x) else c.noun(x))]
 
 
@@ -162,7 +177,8 @@ _BG_REMOVE = rx(
     r"(?:remove|delete|erase|drop|get\s+rid\s+of|take\s+out|clear|strip|eliminate|cut\s+away)\s+(?:the\s+)?"
     r"(?:background|backdrop|bg)(?:\s+(?:from|behind|around|of)\s+(?P<x>.+))?"
     r"|make\s+(?:the\s+)?(?:background|backdrop)\s+(?P<fill>transparent|white|plain|blank|empty|black)"
-    r"|(?:cut\s+out|isolate|segment\s+out|keep\s+only|separate|extract)\s+(?P<y>.+?)(?:\s+from\s+(?:the\s+)?background)?"
+    r"|(?:isolate|segment\s+out|keep\s+only|separate|extract)\s+(?P<y>.+?)(?:\s+from\s+(?:the\s+)?background)?"
+    r"|(?:cut|clip)\s+out\s+(?P<z>.+?)\s+(?:from|against)\s+(?:the\s+|its\s+)?(?:background|backdrop|surroundings)"
 )
 
 
@@ -171,7 +187,7 @@ def background_removal_rule(c: ClauseContext) -> Outcome:
     m = _BG_REMOVE.fullmatch(c.text)
     if m is None:
         return None
-    x = m.group("x") or m.group("y")
+    x = m.group("x") or m.group("y") or m.group("z")
     params = {"fill": m.group("fill").lower()} if m.group("fill") else {}
     if x is None or c.is_image(x):
         return [Draft("background_removal", None, params=params)]
@@ -185,38 +201,6 @@ _NOT_A_KIND: tuple[tuple[re.Pattern[str], str], ...] = (
             r"(?:noise|grain|graininess|artifacts|compression\s+artifacts|jpeg\s+artifacts)\b.*|denoise\b.*"
         ),
         "denoising is not a subtask kind",
-    ),
-    (
-        rx(
-            r"(?:change|alter|modify|adjust|shift|turn|make|set|rotate|tilt|lower|raise|move)\b.*\b(?:camera|angle|"
-            r"perspective|viewpoint|point\s+of\s+view|zoom(?:\s+in)?|framing|composition|layout|arrangement)\b.*"
-            r"|zoom\s+in\b.*|focus\s+on\b.*"
-        ),
-        "changing the camera angle, perspective, zoom or composition is not a subtask kind",
-    ),
-    (
-        rx(
-            r"(?:change|alter|modify|adjust|make|turn|set)\b.*\b(?:pose|posture|expression|gesture|orientation|"
-            r"position|stance|smile|smiling|frown|look(?:ing)?\s+at|face\s+the|facing)\b.*"
-        ),
-        "changing an object's position, pose, posture or expression is not a subtask kind",
-    ),
-    (
-        rx(
-            r"(?:change|alter|modify|adjust|increase|reduce|decrease|double|halve)\b.*\b(?:size|scale|height|width)\b.*"
-        ),
-        "resizing objects is not a subtask kind",
-    ),
-    (
-        rx(r"(?:transform|turn|convert|change|make|render|apply|give|redo|redraw)\b.*\bstyles?\b.*"),
-        "style transfer is not a subtask kind",
-    ),
-    (
-        rx(
-            r".*\b(?:in\s+the\s+style\s+of|look\s+like\s+(?:a|an)\s+(?:painting|cartoon|sketch|drawing)|"
-            r"(?:into|to)\s+(?:a|an)\s+(?:painting|cartoon|sketch|drawing|watercolou?r|anime|oil\s+painting))\b.*"
-        ),
-        "style transfer is not a subtask kind",
     ),
 )
 
@@ -234,6 +218,9 @@ _ADJUST_WORDS: dict[str, str] = {
     "lighter": "brighter",
     "darker": "darker",
     "dimmer": "darker",
+    "sunlit": "brighter",
+    "sunnier": "brighter",
+    "bright": "brighter",
     "warmer": "warmer",
     "cooler": "cooler",
     "colder": "cooler",
@@ -279,7 +266,7 @@ _QTY = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(_QUANTITY, k
 _TAIL = r"(?:\s+(?:to|by|for|so|in\s+order\s+to|slightly|a\s+bit|a\s+little)\b.*)?"
 _GLOBAL = (
     (rx(rf"make\s+(?:(?P<x>.+?)\s+)?{_MOD}(?P<adj>{_ADJ})(?:\s*(?:,|and|but)\s*{_MOD}(?P<adj2>{_ADJ}))?{_TAIL}"), None),
-    (rx(rf"(?:turn|convert|change)\s+(?P<x>.+?)\s+(?:to|into)\s+(?P<adj>{_ADJ}){_TAIL}"), None),
+    (rx(rf"(?:turn|convert|change)(?:\s+(?P<x>.+?))?\s+(?:to|into)\s+(?P<adj>{_ADJ}){_TAIL}"), None),
     (rx(rf"(?:brighten|lighten)(?:\s+(?P<x>.+?))?{_TAIL}"), "brighter"),
     (rx(rf"darken(?:\s+(?P<x>.+?))?{_TAIL}"), "darker"),
     (rx(rf"desaturate(?:\s+(?P<x>.+?))?{_TAIL}"), "less saturated"),
@@ -290,7 +277,8 @@ _GLOBAL = (
         rx(
             r"(?P<dir>increase|raise|boost|enhance|add(?:\s+more)?|improve|heighten|strengthen|bump\s+up|turn\s+up|up|"
             r"decrease|reduce|lower|lessen|drop|tone\s+down|cut|diminish|weaken|turn\s+down|dial\s+down)\s+"
-            rf"(?:the\s+)?(?:overall\s+)?(?P<qty>{_QTY})(?:\s+(?:of|on|in)\s+(?P<x>.+?))?{_TAIL}"
+            rf"(?:the\s+)?(?:overall\s+)?(?:image\s+|photo\s+|picture\s+|scene\s+)?(?P<qty>{_QTY})(?:\s+(?:and|&)\s+(?:the\s+)?(?P<qty2>{_QTY}))?"
+            rf"(?:\s+(?:of|on|in)\s+(?P<x>.+?))?{_TAIL}"
         ),
         None,
     ),
@@ -300,7 +288,7 @@ _UP = re.compile(r"increase|raise|boost|enhance|add|improve|heighten|strengthen|
 
 _LIGHTING = rx(
     r"(?:adjust|change|modify|alter|set|tweak|fix|balance|rebalance|correct)\s+(?:the\s+)?(?:overall\s+)?"
-    r"(?:lighting|light|lights|illumination|brightness|exposure|contrast|saturation|warmth|tones?|"
+    r"(?:(?:scene|image|photo|picture|environment|room|setting)(?:'s|’s)?\s+)?(?:lighting|light|lights|illumination|brightness|exposure|contrast|saturation|warmth|tones?|"
     r"colou?r\s+(?:tone|temperature|balance|grading)|colou?rs?\s+and\s+lighting|lighting\s+and\s+colou?rs?)"
     r"(?:\s+(?:of|in|on|across|around|for)\s+(?P<x>.+?))?"
     rf"(?:\s+(?:to\s+(?:be|look|appear|become)\s+|so\s+(?:it|they)\s+(?:is|are|looks?)\s+)?{_MOD}(?P<adj>{_ADJ}))?"
@@ -351,6 +339,9 @@ def global_adjustment_rule(c: ClauseContext) -> Outcome:
         else:
             result = _ADJUST_WORDS[" ".join(groups["adj"].lower().split())]
         results = [result]
+        if groups.get("qty2"):
+            up, down = _QUANTITY[" ".join(groups["qty2"].lower().split())]
+            results.append(up if _UP.fullmatch(groups["dir"]) else down)
         if groups.get("adj2"):
             results.append(_ADJUST_WORDS[" ".join(groups["adj2"].lower().split())])
         x = groups.get("x")
@@ -411,8 +402,20 @@ _CHANGE_TO = rx(r"(?:change|turn|switch|convert|transform|make)\s+(?P<x>.+?)\s+(
 _MAKE_COLOUR = rx(r"(?:make|turn|render)\s+(?P<rest>.+)")
 
 
+_COLOUR_ONE = rx(
+    r"(?:turn|change|convert|transform|make|paint|colou?r)\s+(?P<x>.+?)\s+(?:(?:in)?to\s+(?:(?:a|an)\s+)?|(?:a|an)\s+)"
+    r"(?P<c>.+?)\s+ones?"
+)
+
+
 def recolour_rule(c: ClauseContext) -> Outcome:
-    """recolor the car to pink / make the wall yellow / paint the bench light blue / change the colour of X to Y."""
+    """recolor the car to pink / make the wall yellow / paint the bench light blue / change the colour of X to Y /
+    turn the taxi into a green one."""
+    one = _COLOUR_ONE.fullmatch(c.text)
+    if one and parse_colour(c.restore(one.group("c"))) is not None:
+        read = read_colour(c, one.group("c"), c.noun(one.group("x")))
+        if read is not None:
+            return _drafts(c, one.group("x"), read[0], read[1])
     explicit = _COLOUR_OF.fullmatch(c.text) or _X_COLOUR.fullmatch(c.text) or _RECOLOUR_TO.fullmatch(c.text)
     if explicit:
         return _recolour(c, explicit.group("x"), explicit.group("c"), strict=True)
@@ -447,11 +450,13 @@ def _drafts(c: ClauseContext, x: str, words: str, rgb: list[int]) -> list[Draft]
 
 
 _REPLACE = rx(
-    r"(?P<verb>replace|swap|switch|exchange|substitute)\s+(?P<x>.+?)\s+(?P<conn>with|for|by)\s+(?P<y>.+)"
+    r"(?P<verb>replace|swap(?:\s+out)?|switch(?:\s+out)?|exchange|substitute|trade)\s+(?P<x>.+?)\s+(?P<conn>with|for|by)\s+(?P<y>.+)"
     r"|(?:change|turn|transform|convert|morph)\s+(?P<x2>.+?)\s+(?:into|to)\s+(?P<y2>.+)"
     r"|make\s+(?P<x3>.+?)\s+(?:into\s+)?(?P<y3>(?:a|an)\s+.+)"
 )
 
+
+_LOOK_RESULT = re.compile(r"\b(?:appearance|look|feel|finish|state|condition|version)$", re.IGNORECASE)
 
 #: "make me a sandwich": the person after "make" is who the thing is for, not an object to replace.
 _FOR_THE_USER = frozenset({"me", "us", "myself", "ourselves", "me and my friends"})
@@ -473,6 +478,10 @@ def replacement_rule(c: ClauseContext) -> Outcome:
     if c.is_image(x) and not c.is_pronoun(x):
         return c.unsupported("changing the whole image into something else (style transfer) is not a subtask kind")
     result = c.noun(y)
+    if result and _LOOK_RESULT.search(result) and not c.is_image(x):
+        # "change the sky to a mostly cloudy appearance": the same object, another look
+        return [Draft("attribute_edit", d.target, result, {"attribute": "appearance"}, d.pronoun)
+                for d in c.objects("attribute_edit", x)]  # fmt: skip
     drafts = c.objects("object_replacement", x)
     if len(drafts) == 1 and drafts[0].target and result and _is_landscape(drafts[0].target):
         return [Draft("changing_scenery", None, result, {"from": drafts[0].target})]
@@ -503,17 +512,22 @@ def _one(result: str | None, target: str | None) -> str | None:
 
 
 _REMOVE = rx(
-    r"(?:remove|erase|delete|get\s+rid\s+of|take\s+(?:out|away)|eliminate|clear\s+away|wipe\s+out|drop|"
-    r"cut|exclude|omit)\s+(?P<x>.+?)(?:\s+(?:from|off)\s+(?P<where>.+))?"
+    r"(?:remove|erase|delete|get\s+rid\s+of|take\s+(?:out|away|off)|eliminate|clear\s+away|clear|wipe\s+out|wipe\s+off|"
+    r"wipe\s+away|wipe|drop|ditch|scrub\s+out|scrub|cut|exclude|omit|hide|banish|lose|discard|edit\s+out|"
+    r"paint\s+out|rub\s+out|strip\s+away)\s+(?P<x>.+?)(?:\s+(?:from|off|out\s+of)\s+(?P<where>.+))?"
+    r"|(?:make|let)\s+(?P<x2>.+?)\s+(?:disappear|vanish|go\s+away)"
 )
+
+
+_CUT_OUT = rx(r"(?:cut|clip)\s+(?:out\s+.+|.+\s+out)")  # "cut out the dog" keeps the dog: a segmentation
 
 
 def removal_rule(c: ClauseContext) -> Outcome:
     """remove the cat / erase the person / delete the bottle / remove the camera from the desk."""
     m = _REMOVE.fullmatch(c.text)
-    if m is None:
+    if m is None or _CUT_OUT.fullmatch(c.text):
         return None
-    x, where = m.group("x"), m.group("where")
+    x, where = m.group("x") or m.group("x2"), m.group("where")
     if where and x.count("(") > x.count(")"):
         x, where = c.text[m.start("x") :], None  # "(second from left)" describes the object, not where it is
     params = {"region": c.noun(where) or ""} if where and not c.is_image(where) else {}
@@ -530,8 +544,15 @@ _RELATION = rx(
 _ANCHOR_START = rx(r"(?:the|this|that|these|those|his|her|their|its|my|our|your|it|them|him|each|every|both)\b.*")
 
 
+_FILL = rx(r"fill\s+(?P<t>.+?)\s+(?:up\s+)?with\s+(?P<y>.+)")
+
+
 def addition_rule(c: ClauseContext) -> Outcome:
-    """add a hat to the dog / insert a lamp next to the sofa / add a red car in the center."""
+    """add a hat to the dog / insert a lamp next to the sofa / add a red car in the center / fill the cup with
+    coffee."""
+    m = _FILL.fullmatch(c.text)
+    if m:
+        return [_addition(c, m.group("y"), "in", m.group("t"))]
     m = _GIVE.fullmatch(c.text)
     if m:
         return [_addition(c, m.group("y"), "on", m.group("t"))]
@@ -543,6 +564,9 @@ def addition_rule(c: ClauseContext) -> Outcome:
     # the indefinite "in a suit" is part of what is added.
     for rel in _RELATION.finditer(rest):
         what, anchor = rest[: rel.start()], rest[rel.end() :]
+        if "," in anchor:  # "into the scene, holding a carrot": the tail after the comma still describes the new thing
+            anchor, _, tail = anchor.partition(",")
+            what = f"{what} {tail.strip()}"
         position = read_position(rel.group("rel") + " " + anchor)
         if position:
             return [Draft("object_addition", None, c.noun(what), {"position": position})]
@@ -561,11 +585,11 @@ def _addition(c: ClauseContext, what: str, relation: str | None, anchor: str | N
 
 
 _DETECT = rx(
-    r"(?P<verb>detect|find|locate|spot|identify|locali[sz]e|box|point\s+out|mark|show\s+me|count|search\s+for|"
+    r"(?P<verb>detect|find|locate|spot|identify|select|pick\s+out|pick|choose|locali[sz]e|box|point\s+out|mark|show\s+me|count|search\s+for|"
     r"look\s+for|draw\s+(?:a\s+)?(?:bounding\s+)?box(?:es)?\s+(?:around|on))\s+(?P<x>.+)"
 )
 _SEGMENT = rx(
-    r"(?:segment|mask|outline|trace|(?:create|get|generate|make|produce|compute)\s+(?:a\s+|the\s+)?"
+    r"(?:cut|clip)\s+(?P<y>.+?)\s+out|(?:segment|mask|outline|trace|cut\s+out|clip\s+out|cutout|(?:create|get|generate|make|produce|compute)\s+(?:a\s+|the\s+)?"
     r"(?:segmentation\s+)?mask\s+(?:of|for))\s+(?P<x>.+)"
 )
 
@@ -574,7 +598,7 @@ def detection_rule(c: ClauseContext) -> Outcome:
     """detect the bench / find all the people / count the cars / segment the dog."""
     m = _SEGMENT.fullmatch(c.text)
     if m:
-        return c.objects("object_segmentation", m.group("x"))
+        return c.objects("object_segmentation", m.group("x") or m.group("y"))
     m = _DETECT.fullmatch(c.text)
     if m:
         params = {"count": True} if m.group("verb").lower() == "count" else {}
@@ -584,27 +608,8 @@ def detection_rule(c: ClauseContext) -> Outcome:
 
 _LATE_NOT_A_KIND: tuple[tuple[re.Pattern[str], str], ...] = (
     (
-        rx(
-            r"(?:move|reposition|shift|relocate|rearrange|slide|drag|push|pull|position|reorient|align|scatter|spread)\b.*"
-        ),
-        "moving or rearranging objects is not a subtask kind",
-    ),
-    (
         rx(r"(?:rotate|flip|mirror|tilt|straighten|turn\s+.+\s+(?:around|upside\s+down|sideways))\b.*"),
         "rotating or flipping is not a subtask kind",
-    ),
-    (
-        rx(r"(?:resize|scale|shrink|enlarge|make\s+.+\s+(?:bigger|larger|smaller|taller|shorter|wider|thinner))\b.*"),
-        "resizing objects is not a subtask kind",
-    ),
-    (rx(r"crop\b.*"), "cropping is not a subtask kind"),
-    (
-        rx(
-            r"(?:let|make|have)\s+.+?\s+(?:run|runs|jump|fly|walk|sit|stand|raise|lift|smile|dance|swim|lie|kneel|wave|"
-            r"eat|drink|sleep|play|hug|kiss|point|climb|ride|bark|roar|turn\s+(?:around|away)|curl|use|crouch|bend|"
-            r"lean|stretch|reach|throw|catch|kick|cry|laugh|sing|talk|cook|gallop|fight|push|pull)\b.*"
-        ),
-        "changing what a person or animal is doing (action or pose) is not a subtask kind",
     ),
     (
         rx(
@@ -629,19 +634,33 @@ def late_not_a_kind_rule(c: ClauseContext) -> Outcome:
 IMAGE_RULES = (
     privacy_blur_rule,
     deblur_rule,
+    crop_rule,
+    style_rule,
+    size_rule,
     upscale_rule,
     outpaint_rule,
     caption_rule,
     depth_rule,
     query_rule,
+    viewpoint_rule,
     background_removal_rule,
     not_a_kind_rule,
+    count_rule,
     global_adjustment_rule,
     scenery_rule,
+    expression_rule,
+    material_rule,
+    move_rule,
+    pose_rule,
+    orientation_rule,
     recolour_rule,
+    property_rule,
+    look_rule,
     replacement_rule,
+    cover_rule,
     removal_rule,
     detection_rule,
     addition_rule,
     late_not_a_kind_rule,
+    generic_edit_rule,
 )

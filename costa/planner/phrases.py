@@ -166,6 +166,12 @@ def read_colour(c: ClauseContext, span: str, target: str | None) -> tuple[str, l
     return None
 
 
+#: Words before a colour name that describe its shade ("bright red"), kept with the colour.
+_SHADE_WORDS = frozenset(
+    {"bright", "vivid", "deep", "rich", "neon", "soft", "pastel", "hot", "electric", "brilliant", "muted", "dusty"}
+)
+
+
 def split_trailing_colour(c: ClauseContext, span: str) -> tuple[str, str, list[int]] | None:
     """Split "the wall light blue" into ("the wall", "light blue", rgb) using the longest colour at the end.
 
@@ -188,6 +194,9 @@ def split_trailing_colour(c: ClauseContext, span: str) -> tuple[str, str, list[i
         colour = " ".join(words[-k:])
         rgb = parse_colour(colour)
         if rgb is not None and not re.fullmatch(r"(?:a|an|the)\b.*", colour, re.IGNORECASE):
+            if len(words) > k + 1 and words[-k - 1].lower() in _SHADE_WORDS:
+                k += 1  # "bright red": the shade word belongs to the colour, not to the object
+                colour = " ".join(words[-k:])
             return " ".join(words[:-k]), c.restore(colour), list(rgb)
     return None
 

@@ -15,14 +15,9 @@ is never returned.
 
 >>> from pathlib import Path
 >>> from costa.config import Settings
+>>> from costa.events import drain
 >>> events = []
->>> gen = plan_instruction(Settings(home=Path(".")), "remove the cat")
->>> while True:
-...     try:
-...         events.append(next(gen))
-...     except StopIteration as stop:
-...         plan = stop.value
-...         break
+>>> plan = drain(plan_instruction(Settings(home=Path(".")), "remove the cat"), events.append)
 >>> [e.kind for e in events], [s.describe() for s in plan.subtasks]
 (['plan_ready'], ["object_removal target='cat'"])
 """

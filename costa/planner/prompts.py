@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from costa.llm_client import Message, quote_data
@@ -42,7 +43,7 @@ _EXAMPLE_PLAN = (
 _EXAMPLE_KINDS = frozenset({"object_replacement", "object_recoloration", "text_removal"})
 
 
-def _kinds_in(kinds: frozenset[str], table: Mapping[str, SubtaskSpec]) -> str:
+def _kinds_in(kinds: AbstractSet[str], table: Mapping[str, SubtaskSpec]) -> str:
     return ", ".join(k for k in table if k in kinds)
 
 
@@ -98,6 +99,7 @@ def build_system_prompt(table: Mapping[str, SubtaskSpec]) -> str:
         "  user marked.",
         "- result: what the target becomes (colour, new text, replacement object, scale factor), else null.",
         '- params: extra facts, e.g. {"position": "top left"}; {"literal": true} when the target text was quoted.',
+        *_kind_params(kinds),
         "- parents: ids of subtasks that must run first.",
         'form: "chain" when the subtasks must run in the listed order; "tree" when subtasks that do not depend on',
         "each other may run in any order.",
@@ -114,6 +116,41 @@ def build_system_prompt(table: Mapping[str, SubtaskSpec]) -> str:
     if kinds >= _EXAMPLE_KINDS:
         lines += ["", f"Example. Instruction: {quote_data(_EXAMPLE_INSTRUCTION)}", f"Answer: {_EXAMPLE_PLAN}"]
     return "\n".join(lines)
+
+
+#: Per-kind params and phrasings the LLM must get right, each shown only when its kinds are in the tables.
+_KIND_NOTES: tuple[tuple[frozenset[str], str], ...] = (
+    (
+        frozenset({"attribute_edit"}),
+        '  attribute_edit: params {"attribute": "material" | "expression" | "pose" | "orientation" | "texture" |'
+        ' "size" | "appearance" | another property}; for size, result "larger" or "smaller" and {"scale": number}'
+        ' when the user gave one ("four times larger" → 4, "half its size" → 0.5, "20% bigger" → 1.2).',
+    ),
+    (
+        frozenset({"object_move"}),
+        '  object_move: result the direction or place; params {"direction": "left" | "right" | "up" | "down" | …} or'
+        ' {"relation": "next to", "anchor": "<noun>"}.',
+    ),
+    (
+        frozenset({"style_transfer", "changing_scenery"}),
+        '  style_transfer is an artistic style of the whole image ("make it look like a Van Gogh painting" → result'
+        ' "van gogh painting"); seasons, weather and time of day are changing_scenery.',
+    ),
+    (
+        frozenset({"object_segmentation", "object_recoloration", "object_removal"}),
+        '  "cut out X" is object_segmentation; "get rid of", "wipe", "ditch" are object_removal; "turn X into a red'
+        ' one" is object_recoloration (not a replacement); "recolour A to x and B to y" is two subtasks.',
+    ),
+    (
+        frozenset({"text_removal", "text_replacement"}),
+        '  Text named by its role ("the watermark", "the caption", "the date") is a text kind with that role as target'
+        ' and no "literal" param; every clause after a text edit is planned too.',
+    ),
+)
+
+
+def _kind_params(kinds: frozenset[str]) -> list[str]:
+    return [note for needs, note in _KIND_NOTES if needs <= kinds]
 
 
 def _block(name: str, value: Any) -> str:

@@ -32,11 +32,12 @@ from dataclasses import replace
 
 from costa.errors import InputError
 from costa.planner.clauses import mask_quotes, split_clauses
+from costa.planner.coordination import plan_coordinated
 from costa.planner.image_rules import IMAGE_RULES
 from costa.planner.kinds import load_subtask_kinds
 from costa.planner.phrases import ClauseContext, Draft
 from costa.planner.text_rules import TEXT_RULES
-from costa.planner.validate import OBJECT_KINDS, TEXT_EDIT_KINDS, object_key, validate_subtasks
+from costa.planner.validate import OBJECT_KINDS, TEXT_EDIT_KINDS, TEXT_READ_KINDS, object_key, validate_subtasks
 from costa.types import Plan, Subtask, Unsupported
 
 #: Longest instruction the rule planner reads, in characters; longer ones raise `InputError` rather than being cut.
@@ -46,7 +47,6 @@ NOTHING_RECOGNISED = "nothing editable was recognised"
 
 _RULES = TEXT_RULES + IMAGE_RULES
 _NO_ANTECEDENT = "'it'/'them' refers to an object removed earlier, which cannot be edited: name the object to edit"
-_TEXT_READ_KINDS = frozenset({"text_detection", "text_extraction", "question_answering_text", "sentiment_analysis"})
 _OBJECT_EDIT_KINDS = OBJECT_KINDS - {"object_detection", "object_segmentation"}
 
 
@@ -85,7 +85,7 @@ def plan_with_rules(instruction: str, kinds: Collection[str] | None = None) -> P
     referents: list[str] | None = None
     for clause in split_clauses(masked.text):
         context = ClauseContext(masked, clause.text, clause.question, known, clause.purpose)
-        outcome = _apply_rules(context)
+        outcome = plan_coordinated(context, _apply_rules) or _apply_rules(context)
         if isinstance(outcome, Unsupported):
             unsupported.append(outcome)
             continue
@@ -205,7 +205,7 @@ def _link(drafts: list[Draft]) -> list[Subtask]:
     for k, d in enumerate(drafts, start=1):
         sid = f"s{k}"
         parents: tuple[str, ...] = ()
-        if d.kind in TEXT_EDIT_KINDS or d.kind in _TEXT_READ_KINDS:
+        if d.kind in TEXT_EDIT_KINDS or d.kind in TEXT_READ_KINDS:
             parents = (last_text_edit,) if last_text_edit else ()
         elif d.kind in OBJECT_KINDS and d.target:
             key = object_key(d.target)

@@ -73,10 +73,10 @@ def question_rule(c: ClauseContext) -> Outcome:
 
 # ------------------------------------------------------------------------------------------------ text references
 
-_TEXT_NOUN = r"(?:text|texts|words|writing|lettering|letters|characters|inscription|captions?|subtitles?|wording)"
+_TEXT_NOUN = r"(?:text|texts|words|writing|lettering|letters|characters|inscription|wording)"
 _WORD_NOUN = r"(?:word|keyword|term|phrase)"
 _QUOTE_LIST = r"{Q}(?:\s*(?:,|\band\b|\bor\b|&)\s*(?:the\s+)?(?:word\s+)?{Q})*"
-_REGION = r"(?:\s+(?:on|in|from|at|of|inside|within)\s+(?P<region>.+))?"
+_REGION = r"(?:\s+(?:on|in|from|at|of|off|inside|within)\s+(?P<region>.+))?"
 _REF_QUOTED = rx(
     r"(?:all\s+(?:of\s+)?)?(?:the\s+|any\s+|every\s+|each\s+)?"
     rf"(?:(?:{_WORD_NOUN}s?|{_TEXT_NOUN}|(?:all\s+)?(?:occurrences?|instances?|mentions?)\s+of)\s+)?"
@@ -302,8 +302,51 @@ def text_reading_rule(c: ClauseContext) -> Outcome:
     return None
 
 
+# ------------------------------------------------------------------------------------------- text named by role
+
+#: Text named by what it is rather than what it says ("the watermark", "the caption", "the date").
+_ROLE = (
+    r"(?P<role>watermark|captions?|subtitles?|date(?:\s+of\s+birth)?|expiry\s+date|due\s+date|timestamps?|"
+    r"time\s+stamps?|headlines?|title|heading|subheading|price(?:\s+tag)?|prices|slogan|tagline|"
+    r"copyright(?:\s+(?:notice|line|mark|symbol))?|signature|serial\s+number|page\s+numbers?|website(?:\s+address)?|"
+    r"url|web\s+address|hashtags?|credits?|byline|brand\s+name|store\s+name|shop\s+name|logo\s+text|"
+    r"invoice\s+number|order\s+number|phone\s+number|telephone\s+number|e-?mail(?:\s+address)?|"
+    r"(?:street\s+|postal\s+|home\s+)?address|name\s+tag|licen[cs]e\s+plate\s+number|subtext)"
+    r"(?:\s+(?:text|line|words|writing|lettering))?"
+)
+_ROLE_REMOVE = rx(rf"{_REMOVE_VERB}\s+(?:the\s+|all\s+(?:of\s+)?(?:the\s+)?|any\s+|every\s+)?{_ROLE}{_REGION}")
+_ROLE_REPLACE = rx(
+    rf"{_REPLACE_VERB}\s+(?:the\s+)?{_ROLE}(?:\s+(?:on|in|of)\s+(?P<region>.+?))?\s+"
+    rf"(?:with|to|into|by|as|so\s+(?:that\s+)?it\s+(?:says|reads))\s+(?:the\s+)?(?:text\s+)?{_SAY}(?P<new>.+)"
+)
+_ROLE_HIGHLIGHT = rx(rf"highlight\s+(?:the\s+|all\s+(?:the\s+)?|every\s+)?{_ROLE}{_REGION}")
+
+
+def text_role_rule(c: ClauseContext) -> Outcome:
+    """remove the watermark / replace the caption with 'Summer' / change the date to '14 March' / highlight the
+    date: text edits whose target is text of a kind, found by OCR and the kind (not letter by letter)."""
+    m = _ROLE_REPLACE.fullmatch(c.text)
+    if m:
+        new = m.group("new")
+        if c.masked.literal(new) is None and parse_colour(c.restore(new)) is not None:
+            return None  # "change the title to red" recolours the text
+        return [Draft("text_replacement", _role(m), c.literal(new), _with_region(_region(c, m.group("region"))))]
+    m = _ROLE_REMOVE.fullmatch(c.text)
+    if m:
+        return [Draft("text_removal", _role(m), params=_with_region(_region(c, m.group("region"))))]
+    m = _ROLE_HIGHLIGHT.fullmatch(c.text)
+    if m:
+        return [Draft("keyword_highlighting", _role(m), params=_with_region(_region(c, m.group("region"))))]
+    return None
+
+
+def _role(m: re.Match[str]) -> str:
+    return " ".join(m.group("role").lower().split())
+
+
 TEXT_RULES = (
     question_rule,
+    text_role_rule,
     text_replacement_rule,
     text_removal_rule,
     text_redaction_rule,

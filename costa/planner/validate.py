@@ -33,34 +33,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from costa.errors import PlanningError
+from costa.tables import KindSet
 from costa.types import Plan, Subtask, Unsupported
 
 #: Kinds whose target is an object noun (split into one subtask per object; linked to the edit that creates it).
-OBJECT_KINDS: frozenset[str] = frozenset(
-    {
-        "object_detection",
-        "object_segmentation",
-        "object_addition",
-        "object_removal",
-        "object_replacement",
-        "object_recoloration",
-        "background_removal",
-    }
-)
+OBJECT_KINDS = KindSet("target", "object")
 #: Kinds whose `result` names an object that exists only after they run.
-CREATING_KINDS: frozenset[str] = frozenset({"object_replacement", "object_addition"})
+CREATING_KINDS = KindSet("creates")
 #: Kinds that change the text in the image; chained in the order written.
-TEXT_EDIT_KINDS: frozenset[str] = frozenset(
-    {"text_replacement", "text_removal", "text_addition", "text_redaction", "keyword_highlighting"}
-)
+TEXT_EDIT_KINDS = KindSet("edits_text")
 #: Kinds that read the text and so run after every text edit.
-TEXT_READ_KINDS: frozenset[str] = frozenset({"text_detection", "text_extraction"})
+TEXT_READ_KINDS = KindSet("reads_text")
 #: Kinds that run before everything else (they change the canvas every later edit works on).
-FIRST_KINDS: frozenset[str] = frozenset({"outpainting"})
+FIRST_KINDS = KindSet("runs_first")
 #: Kinds where two different results for one target contradict each other.
-_EXCLUSIVE_KINDS: frozenset[str] = frozenset(
-    {"object_recoloration", "object_replacement", "text_replacement", "changing_scenery"}
-)
+_EXCLUSIVE_KINDS = KindSet("exclusive")
 #: Global adjustments that undo each other.
 _OPPOSITES: dict[str, str] = {
     "brighter": "darker",
@@ -144,6 +131,7 @@ def validate_subtasks(
     items, unsupported = _drop_unknown_kinds(items, frozenset(kinds))
     items = _split_object_targets(items)
     items = _merge_duplicates(items)
+    _check_params(items)
     _check_contradictions(items)
     ordering = _add_dependencies(items)
     ordered = _topological_order(items, ordering)
@@ -227,6 +215,41 @@ def _merge_duplicates(items: list[_Item]) -> list[_Item]:
         kept.parents += [p for p in it.parents if p not in kept.parents and p != kept.id]
         _replace_parent(items, it.id, [kept.id])
     return out
+
+
+#: Directions an object move may name in params.direction (single words, or two such as "top left").
+MOVE_DIRECTIONS = frozenset(
+    {"left", "right", "up", "down", "center", "top", "bottom", "forward", "backward", "closer", "further", "away",
+     "aside", "sideways", "foreground", "background"}
+)  # fmt: skip
+
+
+def _check_params(items: list[_Item]) -> None:
+    """The params the new kinds' tools and checks read: an attribute edit names its attribute; a size change says
+    larger or smaller and a positive scale; a move's direction is one costa knows."""
+    for it in items:
+        if it.kind == "attribute_edit":
+            attribute = it.params.get("attribute")
+            if not isinstance(attribute, str) or not attribute.strip():
+                raise PlanningError(
+                    f"subtask {it.id!r} ({it.describe()}) needs params.attribute (material, expression, pose, size…)"
+                )
+            if attribute == "size":
+                scale = it.params.get("scale")
+                if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or scale <= 0):
+                    raise PlanningError(f"subtask {it.id!r} has scale {scale!r}: it must be a positive number")
+                if (it.result or "").strip().casefold() not in ("larger", "smaller"):
+                    raise PlanningError(f"subtask {it.id!r} changes a size: its result must be 'larger' or 'smaller'")
+                if scale is not None and (scale > 1) != ((it.result or "").strip().casefold() == "larger"):
+                    raise PlanningError(f"subtask {it.id!r}: scale {scale} contradicts result {it.result!r}")
+        elif it.kind == "object_move" and it.params.get("direction") is not None:
+            direction = it.params["direction"]
+            words = direction.split() if isinstance(direction, str) else []
+            if not words or not set(words) <= MOVE_DIRECTIONS:
+                raise PlanningError(
+                    f"subtask {it.id!r} moves {it.target!r} in direction {direction!r}; use one or two of "
+                    f"{sorted(MOVE_DIRECTIONS)} or give a place (relation and anchor) instead"
+                )
 
 
 def _check_contradictions(items: list[_Item]) -> None:

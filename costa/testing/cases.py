@@ -1,7 +1,7 @@
 """Benchmark cases for the embedded tools: a synthetic scene, the subtask a planner would make for it, and the
 ground truth its results are scored against.
 
-One case set per subtask kind, drawn from `costa.bench.scenes`: object subtasks each get their own scenes, text
+One case set per subtask kind, drawn from `costa.testing.scenes`: object subtasks each get their own scenes, text
 subtasks share the scenes of their family (signs, or contact cards for redaction) with a subtask made for each kind.
 Every tool serving a kind sees the same cases, and a given seed gives the same cases on every machine. Ground-truth
 agreement measures (`target_found`, `mask_iou`, `masked_psnr`) live here too, next to the truth they read.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from costa.bench.scenes import (
+from costa.testing.scenes import (
     NEW_WORDS,
     OBJECT_COLOURS,
     ObjectScene,
@@ -38,9 +38,9 @@ TEXT_SIGN_KINDS = frozenset(
 )
 TEXT_CONTACT_KINDS = frozenset({"text_redaction"})
 OBJECT_KINDS = frozenset({"object_segmentation", "object_recoloration", "object_removal"})
-#: Kinds whose cases are faces or people (`costa.bench.cases_grounding`).
+#: Kinds whose cases are faces or people (`costa.testing.cases_grounding`).
 GROUNDING_KINDS = frozenset({"privacy_blur", "object_detection", "background_removal"})
-#: Whole-image kinds (`costa.bench.cases_image`).
+#: Whole-image kinds (`costa.testing.cases_image`).
 IMAGE_KINDS = frozenset({"image_upscaling", "image_deblurring", "outpainting", "global_adjustment"})
 CASE_KINDS = TEXT_SIGN_KINDS | TEXT_CONTACT_KINDS | OBJECT_KINDS | GROUNDING_KINDS | IMAGE_KINDS
 
@@ -122,11 +122,11 @@ def make_cases(kind: str, n: int, seed: int = 0) -> list[BenchCase]:
     if kind not in CASE_KINDS:
         raise ValueError(f"no synthetic cases for subtask {kind!r}; known: {sorted(CASE_KINDS)}")
     if kind in GROUNDING_KINDS:
-        from costa.bench.cases_grounding import make_grounding_cases
+        from costa.testing.cases_grounding import make_grounding_cases
 
         return make_grounding_cases(kind, n, seed)
     if kind in IMAGE_KINDS:
-        from costa.bench.cases_image import make_image_cases
+        from costa.testing.cases_image import make_image_cases
 
         return list(make_image_cases(kind, n, seed))
     rng = np.random.default_rng(scene_seeds(1, seed, f"subtask-{kind}")[0])

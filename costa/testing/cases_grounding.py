@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from costa.bench.backgrounds import BENCHMARKS_DIR, photo_files, pick_background, random_background, to_uint8
-from costa.bench.cases import BenchCase, mask_iou
-from costa.bench.scenes import ObjectScene, scene_seeds
+from costa.testing.backgrounds import benchmarks_dir, photo_files, pick_background, random_background, to_uint8
+from costa.testing.cases import BenchCase, mask_iou
+from costa.testing.scenes import ObjectScene, scene_seeds
 from costa.types import Box, Point, Subtask
 
-#: Subtask kinds whose cases come from here (see `costa.bench.cases.GROUNDING_KINDS`).
+#: Subtask kinds whose cases come from here (see `costa.testing.cases.GROUNDING_KINDS`).
 FACE_KINDS = frozenset({"privacy_blur", "object_detection"})
 PEOPLE_KINDS = frozenset({"background_removal"})
 #: Share of face cases drawn from real portraits rather than LFW faces on synthetic backgrounds.
@@ -113,8 +113,9 @@ def _portrait(source: str) -> np.ndarray | None:
         from skimage import data
 
         return np.ascontiguousarray(getattr(data, source.split(":", 1)[1])())
-    path = BENCHMARKS_DIR / source
-    if not path.is_file():
+    root = benchmarks_dir()
+    path = root / source if root is not None else None
+    if path is None or not path.is_file():
         return None
     from costa.images import load_image
 

@@ -1,7 +1,8 @@
 """Backgrounds for the synthetic scenes: fixed-palette and random flat / gradient / noise / woven-texture fills, and
 crops of the shared benchmark photos.
 
-Photos are read from `../shared/benchmarks` (EditEval and MagicBrush images) when present; every function here works
+Photos are read from the folder named by `COSTA_BENCHMARKS_DIR` (the shared EditEval and MagicBrush images; the
+benchmarks and the test suite set it to ../shared/benchmarks when that exists) when set; every function here works
 without them except a "photo" background, which then raises a clear `ValueError` (the scene generators simply stop
 drawing that kind). Images are RGB uint8 (H, W, 3); sizes in pixels.
 
@@ -14,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -24,8 +26,17 @@ BackgroundKind = Literal["flat", "gradient", "texture"]
 SceneBackground = Literal["flat", "gradient", "noise", "texture", "photo"]
 SCENE_BACKGROUNDS: tuple[str, ...] = ("flat", "gradient", "noise", "texture", "photo")
 
-#: Where the shared benchmark data lives relative to this file: <workspace>/shared/benchmarks.
-BENCHMARKS_DIR = Path(__file__).resolve().parents[3] / "shared" / "benchmarks"
+
+def benchmarks_dir() -> Path | None:
+    """Return the shared benchmark data folder named by `COSTA_BENCHMARKS_DIR`, or None when unset.
+
+    The library never looks outside its repository on its own: the benchmarks (`bench/cli.py`) and the test suite
+    (`tests/conftest.py`) set the variable when ../shared/benchmarks exists.
+    """
+    value = os.environ.get("COSTA_BENCHMARKS_DIR")
+    return Path(value) if value else None
+
+
 _PHOTO_DIRS = ("editeval_v1/images", "magicbrush_sample/images/orig")
 _PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png")
 
@@ -33,7 +44,9 @@ _PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png")
 def photo_files(root: Path | None = None) -> tuple[Path, ...]:
     """Photos under the shared benchmarks folder (sorted, so a seed picks the same one on every machine); empty when
     the folder is absent."""
-    base = BENCHMARKS_DIR if root is None else Path(root)
+    base = benchmarks_dir() if root is None else Path(root)
+    if base is None:
+        return ()
     found: list[Path] = []
     for sub in _PHOTO_DIRS:
         folder = base / sub

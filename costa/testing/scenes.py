@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from costa.bench.backgrounds import (
+from costa.testing.backgrounds import (
     BackgroundKind,
     colour_in_band,
     grain,

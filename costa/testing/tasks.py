@@ -1,6 +1,6 @@
 """Synthetic multi-step tasks with ground truth: plan them with the rule planner, run them, verify every subtask.
 
-A task is an English instruction of 1–8 clauses over one synthetic scene (`costa.bench.scenes`): a sign (text edits,
+A task is an English instruction of 1–8 clauses over one synthetic scene (`costa.testing.scenes`): a sign (text edits,
 reading), a contact card (redaction) or a shaded object on a background (recolouring or removal, with the object's box
 given as the user's box), plus whole-image steps — a global adjustment, deblurring (the scene is then blurred first),
 outpainting, upscaling. Each clause carries the outcome it must have, checked against the scene's ground truth after
@@ -34,7 +34,6 @@ Example:
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from costa.bench.cases import BenchCase
-from costa.bench.scenes import (
+from costa.testing.cases import BenchCase
+from costa.testing.scenes import (
     NEW_WORDS,
     ObjectScene,
     TextScene,
@@ -546,70 +545,3 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
     )
     executions = turn.executions if turn is not None else 0
     return TaskResult(task.index, task.instruction, task.family, out, time.perf_counter() - t0, executions)
-
-
-# ------------------------------------------------------------------------------------------------------- report
-
-
-def format_tasks_report(results: Sequence[TaskResult], seed: int, wall_seconds: float) -> str:
-    """Per-subtask pass rates, per-task success, and the first failures."""
-    by_kind: dict[str, list[bool]] = {}
-    for r in results:
-        for v in r.verdicts:
-            by_kind.setdefault(v.kind, []).append(v.passed)
-    n_sub = sum(len(v) for v in by_kind.values())
-    n_pass = sum(sum(v) for v in by_kind.values())
-    out = [
-        f"{len(results)} synthetic tasks (seed {seed}), {n_sub} subtasks",
-        "",
-        f"{'subtask':24} {'n':>4} {'pass':>6}",
-    ]
-    for kind in sorted(by_kind):
-        passed = by_kind[kind]
-        out.append(f"{kind:24} {len(passed):>4} {sum(passed) / len(passed):6.2f}")
-    out.append(f"{'all subtasks':24} {n_sub:>4} {n_pass / max(1, n_sub):6.2f}")
-    out.append("")
-    out.append(f"{'task':>4} {'family':8} {'steps':>5} {'ok':>3} {'seconds':>8} {'tools':>5}  instruction")
-    for r in results:
-        mark = "yes" if r.success else "no"
-        out.append(
-            f"{r.index:>4} {r.family:8} {len(r.verdicts):>5} {mark:>3} {r.seconds:8.2f} {r.executions:>5}  "
-            f"{r.instruction[:90]}"
-        )
-    families: dict[str, list[bool]] = {}
-    for r in results:
-        families.setdefault(r.family, []).append(r.success)
-    out.append("")
-    share = sum(r.success for r in results) / max(1, len(results))
-    per_family = ", ".join(f"{f} {sum(v)}/{len(v)}" for f, v in sorted(families.items()))
-    out.append(
-        f"tasks fully done and verified: {sum(r.success for r in results)}/{len(results)} = {share:.2f} ({per_family})"
-    )
-    seconds = [r.seconds for r in results]
-    if seconds:
-        out.append(f"seconds per task: median {statistics.median(seconds):.2f}, max {max(seconds):.2f}")
-    failures = [(r, v) for r in results for v in r.verdicts if not v.passed]
-    if failures:
-        out.append("")
-        out.append("failed subtasks:")
-        for r, v in failures[:40]:
-            extra = f" [{r.error}]" if r.error else ""
-            out.append(f"  task {r.index} {v.kind}: {v.clause} → {v.reason[:150]}{extra}")
-    out.append("")
-    out.append(f"wall time {wall_seconds:.1f} s")
-    return "\n".join(out)
-
-
-def run_tasks_bench(n: int = 20, seed: int = 0, services: Any = None, alpha: float | None = None) -> str:
-    """Generate `n` tasks from `seed`, run and verify each, and return the report.
-
-    Raises:
-        ValueError: `n` < 1.
-    """
-    from costa.services import Services
-
-    t0 = time.perf_counter()
-    services = services or Services()
-    tasks = make_tasks(n, seed)
-    results = [run_task(services, task, alpha) for task in tasks]
-    return format_tasks_report(results, seed, time.perf_counter() - t0)

@@ -21,9 +21,13 @@ import io
 import math
 import random
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
+from costa.errors import ToolError
 from costa.tables import BENCHMARK_COLUMNS, Tables, parse_tables
+from costa.tools.base import Tool
+from costa.types import EditState, Subtask, ToolOutput
 
 SECONDS_RANGE = (0.005, 15.0)  # seconds, log-uniform
 QUALITY_RANGE = (0.6, 1.0)
@@ -31,6 +35,13 @@ MAX_SUBTASKS_PER_TOOL = 3
 MAX_RETRIES = 2
 
 Signature = tuple[tuple[str, ...], tuple[str, ...]]  # (inputs, outputs)
+
+
+class SimulatedTool(Tool):
+    """The class every synthetic tool names: its outcomes are drawn by the search benchmark, so it never runs."""
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        raise ToolError(f"{self.spec.id} is a simulated tool of a synthetic table; it cannot run on images")
 
 
 def tool_signatures(tables: Tables) -> dict[Signature, tuple[int, tuple[str, ...]]]:
@@ -76,6 +87,7 @@ def make_synthetic_tables(base: Tables, n_tools: int = 500, seed: int = 0) -> Ta
                 "family": "synthetic",
                 "backend": rng.choice(("embedded", "neural", "api")),
                 "status": "ready",
+                "class": "costa.testing.synthetic_tables:SimulatedTool",
                 "subtasks": kinds,
                 "inputs": list(sig[0]),
                 "outputs": list(sig[1]),

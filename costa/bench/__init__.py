@@ -1,1 +1,0 @@
-"""Benchmarks and the synthetic data they run on (each module measures one thing against a baseline in the same run)."""

@@ -1,12 +1,12 @@
-"""Seconds per call of each neural tool with REAL-SIZE architectures and random weights (`python -m costa bench neural`).
+"""Seconds per call of each neural tool at REAL SIZE with random weights (`python -m costa bench neural`).
 
 Compute time does not depend on the weights' values, so a full-size Grounding DINO (tiny), SAM ViT-B, SD-2
 inpainting at 512² and InstructPix2Pix built from their configs give real timings on this machine without any
 download. Each tool runs in its own subprocess (so its peak resident memory is its own) and is timed once (on a GPU
-after one warm-up call). Diffusion tools run `--steps` denoising steps (fewer than 20 on a slow CPU) and report seconds per step; the
-20-step figure is then overhead + 20 × per-step, labelled as extrapolated. `--device cuda` does the same on a GPU
-(fp16) in well under 5 minutes. `--write` records the rows in tool_tables/benchmark_devices.csv (seconds only;
-quality stays from the paper until runs are recorded).
+after one warm-up call). Diffusion tools run `--steps` denoising steps (fewer than 20 on a slow CPU) and report
+seconds per step; the 20-step figure is then overhead + 20 × per-step, labelled as extrapolated. `--device cuda`
+does the same on a GPU (fp16) in well under 5 minutes. `--write` records the rows in
+tool_tables/benchmark_devices.csv (seconds only; quality stays from the paper until runs are recorded).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _inject(tool: Any, role: str, model: Any) -> None:
     tool.missing = lambda: None  # type: ignore[method-assign]
     dev = tool.device()
     tool.shared_model(role, path, lambda p, d: model)
-    assert tool.cache().keys() == [(role, str(path), dev.name, dev.dtype)]
+    assert tool.cache().loaded() == [(role, str(path), dev.name, dev.dtype)]
 
 
 def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
@@ -48,8 +48,8 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
     import torch
 
     from costa.config import Settings
-    from costa.testing import neural_models as synthetic
     from costa.services import Services
+    from costa.testing import neural_models as synthetic
     from costa.types import Box, EditState, Mask, Subtask
 
     torch.set_grad_enabled(False)
@@ -66,7 +66,7 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
     if tool_id == "grounding_dino":
         import tempfile
 
-        from transformers import AutoProcessor, GroundingDinoForObjectDetection, GroundingDinoConfig
+        from transformers import AutoProcessor, GroundingDinoConfig, GroundingDinoForObjectDetection
 
         with tempfile.TemporaryDirectory() as d:  # only the small processor files go to disk
             synthetic.build_grounding_dino(Path(d), "tiny")
@@ -74,9 +74,11 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
         model = GroundingDinoForObjectDetection(GroundingDinoConfig()).to(dev.name, dtype).eval()
         processor.image_processor.size = {"shortest_edge": 800, "longest_edge": 1333}  # the real checkpoint's
         _inject(tool, "grounding_dino", (processor, model))
-        state, sub, params = EditState(image), Subtask(id="s", kind="object_detection", target="dog"), {
-            "box_threshold": 0.0
-        }
+        state, sub, params = (
+            EditState(image),
+            Subtask(id="s", kind="object_detection", target="dog"),
+            {"box_threshold": 0.0},
+        )
     elif tool_id == "sam":
         from transformers import SamConfig, SamImageProcessor, SamModel, SamProcessor
 
@@ -93,9 +95,11 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
         pipe = synthetic.build_instruct_pix2pix(None, "full").to(dev.name, dtype)
         pipe.set_progress_bar_config(disable=True)
         _inject(tool, "pix2pix", pipe)
-        state, sub, params = EditState(image), Subtask(id="s", kind="changing_scenery", result="winter"), {
-            "steps": steps
-        }
+        state, sub, params = (
+            EditState(image),
+            Subtask(id="s", kind="changing_scenery", result="winter"),
+            {"steps": steps},
+        )
     build_s = time.perf_counter() - t_build
     params = {**tool.spec.params_for_attempt(0), **params}
     if "strength" in params:

@@ -18,8 +18,8 @@ import numpy as np
 from costa.checks import CheckContext, check_step
 from costa.errors import GroundingError, InputError, ToolError
 from costa.events import ErrorEvent, Event, PlanReady, SubgraphBuilt, SubtaskDone, TurnDone
-from costa.models.control import TurnControl, using_control
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
+from costa.models.control import TurnControl, using_control
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
 from costa.types import Box, EditState, Mask, Plan, Point, Subtask, ToolSpec

@@ -41,7 +41,7 @@ def test_resolver_finds_snapshots_and_says_what_is_missing(tmp_path: Path) -> No
     snap = tmp_path / "m/org/model"
     snap.mkdir(parents=True)
     (snap / "config.json").write_text("{}")
-    with pytest.raises(WeightsMissingError, match="incomplete .* missing model.safetensors"):
+    with pytest.raises(WeightsMissingError, match=r"incomplete .* missing model.safetensors"):
         resolve("org/model", s, SPEC)
     _safetensors(snap / "model.safetensors", 64)
     assert resolve("org/model", s, SPEC) == snap and locate("org/model", s, SPEC).source == "models_dir"

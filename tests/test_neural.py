@@ -147,7 +147,7 @@ def test_removal_turn_then_stop_between_diffusion_steps(shared_services) -> None
     ran = [e.tool for e in evs if isinstance(e, ToolFinished)]
     assert ran[0] == "grounding_dino" and "sd_inpaint" in ran
     chosen = next(e for e in evs if isinstance(e, PathChosen))
-    assert [t for _, t in chosen.path][0] == "grounding_dino" and chosen.path[-1][1] == "sd_inpaint"
+    assert chosen.path[0][1] == "grounding_dino" and chosen.path[-1][1] == "sd_inpaint"
     assert sum(1 for e in control.events if e.kind == "tool_progress") >= 1
 
     def stop_at_two(ev) -> None:
@@ -194,7 +194,7 @@ def test_out_of_memory_is_a_recorded_failure_and_unloads(shared_services, monkey
 
     tool = shared_services.tool("sd_inpaint")
     tool.ensure_loaded()
-    assert any(k[0] == "sd_inpaint" for k in shared_services.models.keys())
+    assert any(k[0] == "sd_inpaint" for k in shared_services.models.loaded())
 
     def oom(*a, **k):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
@@ -205,28 +205,34 @@ def test_out_of_memory_is_a_recorded_failure_and_unloads(shared_services, monkey
     state = EditState(_scene(), {"masks": (Mask(mask),)})
     with pytest.raises(ToolError, match="ran out of cpu memory; its model was unloaded"):
         tool(state, Subtask(id="s1", kind="object_removal", target="dog"), {})
-    assert not any(k[0] == "sd_inpaint" for k in shared_services.models.keys())
+    assert not any(k[0] == "sd_inpaint" for k in shared_services.models.loaded())
 
 
 def test_one_model_is_shared_and_sam_takes_clicks(shared_services) -> None:
     box_tool, click_tool = shared_services.tool("sam"), shared_services.tool("sam_points")
     image = _scene()
-    out = box_tool(EditState(image, {"boxes": (Box(100, 80, 100, 80, "dog"),)}), Subtask(id="s", kind="object_segmentation"), {})
+    out = box_tool(
+        EditState(image, {"boxes": (Box(100, 80, 100, 80, "dog"),)}), Subtask(id="s", kind="object_segmentation"), {}
+    )
     (m,) = out.artifacts["masks"]
     assert m.data.shape == (240, 320) and not m.data[:60].any()  # kept within the box grown by 10 %
     pts = (Point(150, 120), Point(5, 5, positive=False))
     out2 = click_tool(EditState(image, {"points": pts}), Subtask(id="s", kind="object_segmentation", target="dog"), {})
     assert len(out2.artifacts["masks"]) == 1
-    assert sum(1 for k in shared_services.models.keys() if k[0] == "sam") == 1
+    assert sum(1 for k in shared_services.models.loaded() if k[0] == "sam") == 1
 
 
 def test_add_outpaint_and_scenery(shared_services) -> None:
     image = _scene()
     add = shared_services.tool("sd_add_object")(
-        EditState(image, {"boxes": (Box(20, 20, 60, 60),)}), Subtask(id="s", kind="object_addition", result="a cup"), {"steps": 2}
+        EditState(image, {"boxes": (Box(20, 20, 60, 60),)}),
+        Subtask(id="s", kind="object_addition", result="a cup"),
+        {"steps": 2},
     )
     assert add.image is not None and not (add.image != image).any(axis=2)[150:].any()
-    out = shared_services.tool("sd_outpaint")(EditState(image), Subtask(id="s", kind="outpainting", result="16:9"), {"steps": 2})
+    out = shared_services.tool("sd_outpaint")(
+        EditState(image), Subtask(id="s", kind="outpainting", result="16:9"), {"steps": 2}
+    )
     assert out.image is not None and out.image.shape[1] > 320
     top, left = (out.image.shape[0] - 240) // 2, (out.image.shape[1] - 320) // 2
     assert np.array_equal(out.image[top : top + 240, left : left + 320], image)  # the original is kept exactly
@@ -271,7 +277,7 @@ def test_model_cache_unloads_least_recently_used_over_budget() -> None:
         cache.get("c", lambda: loader("c"))
     finally:
         cm.model_bytes = real
-    assert made == ["a", "b", "c"] and cache.keys() == ["a", "c"] and cache.unloads == ["b"]
+    assert made == ["a", "b", "c"] and cache.loaded() == ["a", "c"] and cache.unloads == ["b"]
 
 
 def test_segment_anything_backend_needs_torchvision(neural_env: Path) -> None:
@@ -298,5 +304,7 @@ def test_segment_anything_runs_with_a_vit_b_checkpoint(tmp_path: Path, monkeypat
     torch.save(sam_model_registry["vit_b"]().state_dict(), tmp_path / "sam_vit_b_01ec64.pth")
     monkeypatch.setenv("COSTA_MODELS_DIR", str(tmp_path))
     tool = Services().tool("sam_segment_anything")
-    out = tool(EditState(_scene(), {"boxes": (Box(100, 80, 100, 80, "dog"),)}), Subtask(id="s", kind="object_segmentation"), {})
+    out = tool(
+        EditState(_scene(), {"boxes": (Box(100, 80, 100, 80, "dog"),)}), Subtask(id="s", kind="object_segmentation"), {}
+    )
     assert out.artifacts["masks"][0].data.shape == (240, 320)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from costa.errors import ToolError
-from costa.types import EditState, Subtask, TextRegion, Box
+from costa.types import Box, EditState, Subtask, TextRegion
 from tests.fake_openai import FakeOpenAI, chat, error
 
 
@@ -80,5 +80,7 @@ def test_llm_calls_reach_the_turn_control(monkeypatch) -> None:
     with FakeOpenAI([chat({"caption": "x"}, prompt_tokens=10, completion_tokens=2)]) as fake:
         services = _services(monkeypatch, fake)
         with using_control(control, "s1", "llm_caption", 0):
-            services.tool("llm_caption")(EditState(np.zeros((8, 8, 3), np.uint8)), Subtask(id="s", kind="image_captioning"), {})
+            services.tool("llm_caption")(
+                EditState(np.zeros((8, 8, 3), np.uint8)), Subtask(id="s", kind="image_captioning"), {}
+            )
     assert [(e.kind, e.prompt_tokens) for e in control.events] == [("llm_call", 10)]

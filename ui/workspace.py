@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from costa.models.control import TurnControl
 from costa.agent import UserRegion, run_turn
 from costa.errors import InputError
 from costa.eventlog import event_from_dict, event_to_dict
 from costa.events import ErrorEvent, Event, PlanReady, ToolFinished, ToolStarted, TurnDone
 from costa.graph import build_plan_graph, subtask_chains
 from costa.images import load_image
+from costa.models.control import TurnControl
 from costa.pointing import describe_region, region_from_pointing
 from costa.search import check_alpha, predict_best
 from costa.services import Services

@@ -80,7 +80,7 @@ class ModelCache:
         with self._lock:
             return sum(e.nbytes for e in self._entries.values())
 
-    def keys(self) -> list[Hashable]:
+    def loaded(self) -> list[Hashable]:
         with self._lock:
             return list(self._entries)
 

@@ -43,8 +43,10 @@ def list_models(tables: Tables, settings: Settings, specs: dict[str, ModelSpec] 
     for model_id, tools in needed_models(tables).items():
         status = locate(model_id, settings, specs)
         if status.path is not None:
-            size = sum(p.stat().st_size for p in status.path.rglob("*") if p.is_file()) if status.path.is_dir() else (
-                status.path.stat().st_size
+            size = (
+                sum(p.stat().st_size for p in status.path.rglob("*") if p.is_file())
+                if status.path.is_dir()
+                else (status.path.stat().st_size)
             )
             rows.append(ModelRow(model_id, tools, True, str(status.path), size / 2**20, status.source))
         else:

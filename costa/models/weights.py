@@ -70,7 +70,9 @@ def model_spec(model_id: str, specs: dict[str, ModelSpec] | None = None) -> Mode
     specs = load_model_specs() if specs is None else specs
     if model_id in specs:
         return specs[model_id]
-    kind: Literal["snapshot", "file"] = "file" if Path(model_id).suffix in (".pth", ".pt", ".ckpt", ".onnx") else "snapshot"
+    kind: Literal["snapshot", "file"] = (
+        "file" if Path(model_id).suffix in (".pth", ".pt", ".ckpt", ".onnx") else "snapshot"
+    )
     return ModelSpec(model_id, kind, "", (("config.json",),) if kind == "snapshot" else ((model_id,),), 0.0)
 
 
@@ -187,7 +189,7 @@ def pull(
 
             dest.parent.mkdir(parents=True, exist_ok=True)
             part = dest.with_name(dest.name + ".part")
-            with urllib.request.urlopen(spec.url, timeout=60) as r, open(part, "wb") as f:  # noqa: S310 (table URL)
+            with urllib.request.urlopen(spec.url, timeout=60) as r, open(part, "wb") as f:
                 while chunk := r.read(1 << 20):
                     f.write(chunk)
             part.replace(dest)

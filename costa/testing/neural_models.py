@@ -14,10 +14,46 @@ from typing import Literal
 
 Size = Literal["tiny", "full"]
 
-WORDS = (
-    "dog cat car cup person tree sky house red blue green yellow white black a the of in on with and background "
-    "object yogurt cucumber carrot remove replace add winter snow sunset photo picture bird table chair flower"
-).split()
+WORDS = [
+    "dog",
+    "cat",
+    "car",
+    "cup",
+    "person",
+    "tree",
+    "sky",
+    "house",
+    "red",
+    "blue",
+    "green",
+    "yellow",
+    "white",
+    "black",
+    "a",
+    "the",
+    "of",
+    "in",
+    "on",
+    "with",
+    "and",
+    "background",
+    "object",
+    "yogurt",
+    "cucumber",
+    "carrot",
+    "remove",
+    "replace",
+    "add",
+    "winter",
+    "snow",
+    "sunset",
+    "photo",
+    "picture",
+    "bird",
+    "table",
+    "chair",
+    "flower",
+]
 
 
 def _bert_vocab(path: Path) -> Path:
@@ -45,7 +81,9 @@ def _clip_tokenizer(folder: Path):  # -> CLIPTokenizer
     return CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"), model_max_length=77)
 
 
-def build_grounding_dino(models_dir: Path, size: Size = "tiny", repo: str = "IDEA-Research/grounding-dino-tiny") -> Path:
+def build_grounding_dino(
+    models_dir: Path, size: Size = "tiny", repo: str = "IDEA-Research/grounding-dino-tiny"
+) -> Path:
     """Grounding DINO (Swin + BERT); `full` is grounding-dino-tiny's architecture (≈ 172 M parameters)."""
     import torch
     from transformers import (
@@ -122,7 +160,12 @@ def build_sam(models_dir: Path, size: Size = "tiny", repo: str = "facebook/sam-v
                 "window_size": 4,
                 "num_pos_feats": hidden // 2,
             },
-            prompt_encoder_config={"hidden_size": hidden, "image_size": 256, "patch_size": 16, "mask_input_channels": 4},
+            prompt_encoder_config={
+                "hidden_size": hidden,
+                "image_size": 256,
+                "patch_size": 16,
+                "mask_input_channels": 4,
+            },
             mask_decoder_config={
                 "hidden_size": hidden,
                 "num_hidden_layers": 2,
@@ -170,8 +213,14 @@ def _sd_parts(size: Size, in_channels: int, family: Literal["sd2", "sd15"]):
             sample_size=64,
         )
         text = CLIPTextConfig(
-            hidden_size=32, intermediate_size=37, num_hidden_layers=2, num_attention_heads=4, vocab_size=1000,
-            bos_token_id=0, eos_token_id=1, pad_token_id=1,
+            hidden_size=32,
+            intermediate_size=37,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            vocab_size=1000,
+            bos_token_id=0,
+            eos_token_id=1,
+            pad_token_id=1,
         )
         return unet, vae, CLIPTextModel(text)
     sd2 = family == "sd2"

@@ -36,7 +36,10 @@ def load_inpaint_pipeline(path: Path, dev: Device, allow_downloads: bool = False
     from diffusers import AutoPipelineForInpainting
 
     pipe = AutoPipelineForInpainting.from_pretrained(
-        path, torch_dtype=dev.torch_dtype(), safety_checker=None, requires_safety_checker=False,
+        path,
+        torch_dtype=dev.torch_dtype(),
+        safety_checker=None,
+        requires_safety_checker=False,
         **local_only(allow_downloads),
     )
     pipe.set_progress_bar_config(disable=True)

@@ -138,5 +138,9 @@ class SegmentAnythingSegmenter(NeuralTool):
             tb = torch.tensor([[b.x, b.y, b.x2, b.y2] for b in boxes], device=predictor.device, dtype=torch.float32)
             tb = predictor.transform.apply_boxes_torch(tb, state.image.shape[:2])
             masks, scores, _ = predictor.predict_torch(None, None, boxes=tb, multimask_output=False)
-        out = _masks_from(_inside_boxes(masks[:, 0].cpu().numpy(), boxes), scores[:, 0].float().cpu().numpy(), [b.label for b in boxes])
+        out = _masks_from(
+            _inside_boxes(masks[:, 0].cpu().numpy(), boxes),
+            scores[:, 0].float().cpu().numpy(),
+            [b.label for b in boxes],
+        )
         return ToolOutput(artifacts={"masks": out}, notes=f"SAM ({variant}) masks for {len(out)} box(es)")

@@ -20,6 +20,7 @@ from costa.errors import GroundingError, InputError, ToolError
 from costa.events import ErrorEvent, Event, PlanReady, SubgraphBuilt, SubtaskDone, TurnDone
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
 from costa.models.control import TurnControl, using_control
+from costa.planner.validate import plan_param_problems
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
 from costa.types import Box, EditState, Mask, Plan, Point, Subtask, ToolSpec
@@ -163,6 +164,8 @@ def run_turn(
     threshold: float | None = None,
     region: UserRegion | None = None,
     lazy: bool = True,
+    mode: str | None = None,
+    runtime: Any = None,
     control: TurnControl | None = None,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
@@ -173,7 +176,15 @@ def run_turn(
         region: boxes/masks/points the user supplied.
         lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
         control: the turn's Stop flag and progress sink, seen by long tool calls (diffusion steps).
+        mode: "lazy" / "eager" (whole-plan A*) or "fast-slow" (FaSTA*: learned subroutines first, local A* on
+            failure; `runtime` is its `costa.subroutines.executor.FastSlowRuntime`, built from settings when None).
     """
+    if mode == "fast-slow":
+        from costa.subroutines.executor import run_fast_slow
+
+        yield from run_fast_slow(services, image, plan, alpha, threshold, region, runtime)
+        return
+    lazy = lazy if mode is None else mode != "eager"
     t_start = time.perf_counter()
     alpha = services.settings.alpha if alpha is None else alpha
     threshold = services.settings.threshold if threshold is None else threshold
@@ -183,6 +194,9 @@ def run_turn(
     region = region or UserRegion()
     state = EditState(image)  # validates the image
     region.validate(state.width, state.height)
+    problems = plan_param_problems(plan, services.tables)
+    if problems:  # refused before any tool runs, naming the value and its declared range
+        raise InputError("the plan's parameters cannot be used: " + "; ".join(problems))
     yield PlanReady(plan)
     if not plan.subtasks:
         reasons = "; ".join(f"{u.text!r}: {u.reason}" for u in plan.unsupported) or "no edit was recognised"

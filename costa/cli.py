@@ -39,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
         help="a click on the target in pixels (repeatable); add ',neg' for a click on background",
     )
     e.add_argument("--eager", action="store_true", help="run every successor on expansion (benchmark baseline)")
+    e.add_argument(
+        "--mode",
+        choices=("lazy", "eager", "fast-slow"),
+        default=None,
+        help="search mode: lazy A* (default), eager A* (published), fast-slow (FaSTA*: learned subroutines first)",
+    )
     e.add_argument("--events", help="also write every event as JSON lines to this file")
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
 
@@ -70,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     b.add_argument("bench_args", nargs=argparse.REMAINDER, help="NAME [options]: see `python -m costa bench --help`")
+    from costa.subroutines.commands import add_parsers
+
+    add_parsers(sub)
     return p
 
 
@@ -222,6 +231,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     done: TurnDone | None = None
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     try:
+        mode = args.mode or ("eager" if args.eager else "lazy")
 
         def on_progress(ev) -> None:  # per-step progress of diffusion tools and LLM calls made by tools, as they happen
             if events_file is not None:
@@ -230,7 +240,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"  step  {ev.subtask_id} {ev.tool}: {ev.what} {ev.done}/{ev.total}", file=out)
 
         control = TurnControl(on_event=on_progress)
-        turn = run_turn(services, image, plan, args.alpha, args.threshold, region, lazy=not args.eager, control=control)
+        turn = run_turn(services, image, plan, args.alpha, args.threshold, region, mode=mode, control=control)
         for ev in turn:
             if events_file is not None:
                 events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
@@ -262,6 +272,10 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
                     f"{ev.quality:.2f} — {ev.result}",
                     file=out,
                 )
+            elif ev.kind in ("rule_hit", "fallback", "induction_done") and not args.quiet:
+                from costa.subroutines.commands import describe_event
+
+                print(describe_event(ev), file=out)
             elif isinstance(ev, ErrorEvent):
                 print(f"error: {ev.message}", file=sys.stderr)
             elif isinstance(ev, TurnDone):
@@ -328,6 +342,9 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     ]
     if uncovered:
         print(f"subtasks with no ready tool: {', '.join(uncovered)}", file=out)
+    from costa.subroutines.commands import print_estimates
+
+    print_estimates(out)
     return EXIT_OK
 
 
@@ -373,7 +390,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if argv[:1] == ["bench"]:  # the benchmark package parses its own options (`python -m costa bench --help`)
         return cmd_bench(argparse.Namespace(bench_args=argv[1:]), out)
     args = _parser().parse_args(argv)
+    from costa.subroutines.commands import cmd_mine, cmd_rules
+
     handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench, "models": cmd_models}
+    handlers |= {"mine": cmd_mine, "rules": cmd_rules}
     try:
         return handlers[args.command](args, out)
     except CostaError as e:

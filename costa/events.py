@@ -176,6 +176,38 @@ class ErrorEvent(Event):
     message: str
 
 
+@dataclass(frozen=True)
+class RuleHit(Event):
+    """Fast–slow mode: subroutine `rule_id` (table `version`) serves this subtask first, tools in order."""
+
+    subtask_id: str
+    rule_id: str
+    tools: tuple[str, ...]
+    version: int
+    score: float
+    conditions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fallback(Event):
+    """Fast–slow mode: the local A* serves this subtask; `reason` says why ("no rule applies", or the failed step)."""
+
+    subtask_id: str
+    reason: str
+    rule_id: str | None = None
+    tool: str | None = None
+
+
+@dataclass(frozen=True)
+class InductionDone(Event):
+    """Fast–slow mode: induction ran after `tasks` tasks; `accepted` rule ids entered table `version`."""
+
+    tasks: int
+    proposals: int
+    accepted: tuple[str, ...]
+    version: int
+
+
 def drain(gen: Generator[Any, None, R], on_event: Callable[[Any], None] | None = None) -> R:
     """Run an event generator to its end, handing each event to `on_event`, and return the generator's value.
 

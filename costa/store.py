@@ -114,8 +114,72 @@ def _m2_scores(db: sqlite3.Connection) -> None:
     )
 
 
+def _m5_observations(db: sqlite3.Connection) -> None:
+    """Tool runs and subtask traces (FaSTA*'s observations), learned subroutine rules, proposals, counters."""
+    _statements(
+        db,
+        """
+        CREATE TABLE tool_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created REAL NOT NULL,
+            machine TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            quality REAL NOT NULL,
+            passed INTEGER NOT NULL,
+            features TEXT NOT NULL DEFAULT '{}',
+            params TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX tool_runs_key ON tool_runs(machine, tool, kind);
+        CREATE TABLE subtask_traces (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created REAL NOT NULL,
+            machine TEXT NOT NULL,
+            task TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            path TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            quality REAL NOT NULL,
+            success INTEGER NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            features TEXT NOT NULL DEFAULT '{}',
+            mode TEXT NOT NULL DEFAULT '',
+            rule_id TEXT
+        );
+        CREATE INDEX subtask_traces_kind ON subtask_traces(kind);
+        CREATE TABLE subroutine_rules (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            table_version INTEGER NOT NULL,
+            rule_id TEXT NOT NULL,
+            action TEXT NOT NULL,
+            rule TEXT NOT NULL,
+            created REAL NOT NULL
+        );
+        CREATE TABLE subroutine_proposals (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created REAL NOT NULL,
+            inducer TEXT NOT NULL,
+            action TEXT NOT NULL,
+            rule TEXT NOT NULL,
+            refinement INTEGER NOT NULL,
+            accepted INTEGER NOT NULL,
+            evidence TEXT NOT NULL
+        );
+        CREATE TABLE counters (
+            name TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        )
+        """,
+    )
+
+
 #: Schema history, oldest first. Append only: never edit or reorder a migration that has shipped.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_m1_history, _m2_scores)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _m1_history,
+    _m2_scores,
+    _m5_observations,
+)
 
 
 @dataclass(frozen=True)

@@ -115,19 +115,52 @@ def _parse_subtasks(doc: Any, where: str) -> dict[str, SubtaskSpec]:
     return out
 
 
-def _parse_params(raw: Any, at: str) -> tuple[ParamSpec, ...]:
+_PARAM_KEYS = {"type", "default", "min", "max", "choices", "retries", "doc"}
+_PARAM_TYPES = ("float", "int", "str", "bool")
+
+
+def _parse_params(raw: Any, at: str, ready: bool) -> tuple[ParamSpec, ...]:
+    """Parameters with their type, default, range or choices and retry schedule; a ready tool must type each one,
+    and the default and every retry value must fit the declaration."""
+    from costa.tools.params import param_problem  # the one definition of "fits", shared with Tool.__call__
+
     if raw is None:
         return ()
     if not isinstance(raw, dict):
-        raise TableError(f"{at}: 'params' must be a mapping of name -> {{default, retries}}, got {raw!r}")
+        raise TableError(
+            f"{at}: 'params' must be a mapping of name -> {{type, default, min, max, retries}}, got {raw!r}"
+        )
     params = []
     for name, body in raw.items():
         if not isinstance(body, dict) or "default" not in body:
             raise TableError(f"{at}: parameter {name!r} needs a 'default', got {body!r}")
+        extra = set(body) - _PARAM_KEYS
+        if extra:
+            raise TableError(f"{at}: parameter {name!r} has unknown keys {sorted(extra)}; known: {sorted(_PARAM_KEYS)}")
+        kind = body.get("type")
+        if kind is None and ready:
+            raise TableError(f"{at}: parameter {name!r} of a ready tool needs a 'type' ({', '.join(_PARAM_TYPES)})")
+        if kind is not None and kind not in _PARAM_TYPES:
+            raise TableError(f"{at}: parameter {name!r} type must be one of {_PARAM_TYPES}, got {kind!r}")
         retries = body.get("retries", [])
         if not isinstance(retries, list):
             raise TableError(f"{at}: parameter {name!r} 'retries' must be a list, got {retries!r}")
-        params.append(ParamSpec(name, body["default"], tuple(retries), str(body.get("doc", ""))))
+        choices = body.get("choices", [])
+        if not isinstance(choices, list):
+            raise TableError(f"{at}: parameter {name!r} 'choices' must be a list, got {choices!r}")
+        bounds = []
+        for key in ("min", "max"):
+            b = body.get(key)
+            if b is not None and (isinstance(b, bool) or not isinstance(b, int | float)):
+                raise TableError(f"{at}: parameter {name!r} {key} must be a number, got {b!r}")
+            bounds.append(b)
+        spec = ParamSpec(name, body["default"], tuple(retries), str(body.get("doc", "")), kind, *bounds, tuple(choices))
+        if kind is not None:
+            for label, value in [("default", spec.default), *(("retry", r) for r in spec.retries)]:
+                problem = param_problem(spec, value)
+                if problem:
+                    raise TableError(f"{at}: parameter {name!r} {label}: {problem}")
+        params.append(spec)
     return tuple(params)
 
 
@@ -188,7 +221,7 @@ def _parse_tools(doc: Any, where: str, subtasks: Mapping[str, SubtaskSpec]) -> d
             subtasks=serves,
             inputs=inputs,
             outputs=outputs,
-            params=_parse_params(row.get("params"), at),
+            params=_parse_params(row.get("params"), at, row["status"] == "ready"),
             requirements=requirements,
             licence=str(row.get("licence", "")),
             description=str(row.get("description", "")),

@@ -310,6 +310,13 @@ class ParamSpec:
     default: Any
     retries: tuple[Any, ...] = ()
     doc: str = ""
+    #: "float", "int", "str" or "bool"; None only for a planned tool's parameter (no class reads it yet).
+    type: str | None = None
+    #: Inclusive bounds of a number (None = unbounded on that side), in the parameter's own unit.
+    min: float | None = None
+    max: float | None = None
+    #: The only values allowed, when the parameter is one of a fixed set.
+    choices: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

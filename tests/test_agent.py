@@ -124,6 +124,15 @@ def test_plan_parameters_override_defaults_in_the_reported_attempt(services: Ser
     assert started and all(e.params["feather"] == 3.0 for e in started)
 
 
+def test_out_of_range_plan_parameter_is_refused_before_any_tool_runs(services: Services) -> None:
+    img = np.full((60, 80, 3), 120, np.uint8)
+    sub = Subtask(id="s1", kind="object_recoloration", target="blob", result="blue", params={"strength": 5})
+    plan = Plan(subtasks=(Subtask(id="s0", kind="global_adjustment", result="brighter"), sub))
+    turn = run_turn(services, img, plan, region=UserRegion(boxes=(Box(10, 10, 30, 30),)))
+    with pytest.raises(InputError, match=r"subtask s1 \(object_recoloration\): strength=5 is outside \[0.0, 1.0\]"):
+        next(turn)  # nothing ran: the plan is refused at its first step, naming the value and the range
+
+
 @pytest.mark.parametrize(
     ("kw", "match"),
     [

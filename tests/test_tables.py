@@ -216,3 +216,90 @@ def test_a_misspelt_subtask_column_is_refused() -> None:
     docs[0]["subtasks"][0]["reads_text"] = "yes"
     with pytest.raises(TableError, match="reads_text must be true or false"):
         parse_tables(docs[0], docs[1], (TABLES_DIR / NAMES[2]).read_text(), NAMES)
+
+
+def _parameters_read(module_name: str) -> set[str]:
+    """Names a tool module reads from its attempt parameters: `float_param(params, "x")` (and int/str/bool),
+    `params.get("x")`, `params["x"]`."""
+    import ast
+    import importlib
+
+    module = importlib.import_module(module_name)
+    tree = ast.parse(inspect.getsource(module))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+            func = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if func in ("float_param", "int_param", "str_param", "bool_param"):
+                found.add(node.args[1].value)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "params"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            found.add(node.args[0].value)
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "params"
+            and isinstance(node.slice, ast.Constant)
+        ):
+            found.add(node.slice.value)
+    return found
+
+
+def test_every_parameter_read_is_declared_and_every_declared_one_is_read() -> None:
+    """Both ways, per tool module: a misspelt name in the table or in the code fails here, not silently at run time."""
+    tables = load_tables()
+    by_module: dict[str, list] = {}
+    for spec in tables.tools.values():
+        if spec.impl is not None:
+            by_module.setdefault(spec.impl.partition(":")[0], []).append(spec)
+    for module_name, specs in by_module.items():
+        read = _parameters_read(module_name)
+        declared = {p.name for s in specs for p in s.params}
+        assert read <= declared, f"{module_name} reads undeclared parameters {sorted(read - declared)}"
+        for s in specs:
+            unread = {p.name for p in s.params} - read
+            assert not unread, f"{s.id} declares parameters its module never reads: {sorted(unread)}"
+        for s in specs:
+            for p in s.params:
+                assert p.type is not None, f"{s.id}.{p.name} has no type"
+
+
+def test_parameter_declarations_are_validated() -> None:
+    docs = [yaml.safe_load((TABLES_DIR / n).read_text()) for n in NAMES[:2]]
+    bench = (TABLES_DIR / NAMES[2]).read_text()
+    row = next(r for r in docs[1]["tools"] if r["id"] == "recolor_lab")
+    row["params"]["strength"]["defualt"] = 1.0
+    with pytest.raises(TableError, match=r"strength.*unknown keys \['defualt'\]"):
+        parse_tables(docs[0], docs[1], bench, NAMES)
+    del row["params"]["strength"]["defualt"]
+    row["params"]["strength"]["retries"] = [5]
+    with pytest.raises(TableError, match=r"'strength' retry: strength=5 is outside \[0.0, 1.0\]"):
+        parse_tables(docs[0], docs[1], bench, NAMES)
+    row["params"]["strength"]["retries"] = [1.0]
+    del row["params"]["strength"]["type"]
+    with pytest.raises(TableError, match="'strength' of a ready tool needs a 'type'"):
+        parse_tables(docs[0], docs[1], bench, NAMES)
+
+
+def test_a_tool_call_fills_defaults_and_refuses_values_outside_the_declaration() -> None:
+    import numpy as np
+
+    from costa.errors import InputError
+    from costa.types import EditState, Subtask
+
+    spec = load_tables().tools["global_adjust"]
+    tool = tool_class(spec)(spec)
+    image = np.full((20, 20, 3), 100, np.uint8)
+    sub = Subtask(id="s1", kind="global_adjustment", result="brighter")
+    assert tool(EditState(image), sub, {}).image.mean() > 100  # the default amount (0 = from the words) filled in
+    with pytest.raises(InputError, match=r"amount=5 is outside \[0, 1\]"):
+        tool(EditState(image), sub, {"amount": 5})
+    with pytest.raises(InputError, match="has no parameter 'amont'"):
+        tool(EditState(image), sub, {"amont": 0.2})

@@ -11,7 +11,7 @@ import pytest
 from costa.checks import CheckContext, check_step
 from costa.checks.common import unchanged_outside
 from costa.config import Settings
-from costa.errors import GroundingError, ToolError, ToolUnavailableError
+from costa.errors import GroundingError, InputError, ToolError, ToolUnavailableError
 from costa.imagestats import blur_sigma, clipped_share, lab_stats, noise_sigma, psnr, seam_jump
 from costa.tables import load_tables
 from costa.testing.scenes import make_object_scene, make_text_scene
@@ -368,9 +368,10 @@ def test_parse_adjustment_refuses_unknown_words_and_amounts(result: str | None, 
         parse_adjustment(result, params)
 
 
-def test_a_plan_amount_out_of_range_is_a_tool_error_not_a_crash() -> None:
+def test_an_amount_outside_its_declared_range_is_refused_before_the_tool_runs() -> None:
+    # Plans are checked against the declaration when validated (test_agent); a direct call is checked the same way.
     tool = make_tool("global_adjust")
-    with pytest.raises(ToolError, match="amount"):
+    with pytest.raises(InputError, match=r"amount=30 is outside \[0, 1\]"):
         tool(EditState(sign(1, 60, 80)), Subtask(id="s1", kind="global_adjustment", result="brighter"), {"amount": 30})
 
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 import pytest
 
@@ -17,57 +14,28 @@ from costa.tools.base import Tool
 from costa.tools.recolour import HsvRecolorer, LabRecolorer
 from costa.tools.removal import PatchMatchRemover, TeleaRemover
 from costa.tools.segment import BoxMasker, GrabCutSegmenter
-from costa.types import Box, EditState, Mask, ParamSpec, Requirements, Subtask, ToolOutput, ToolSpec
+from costa.types import Box, EditState, Mask, Requirements, Subtask, ToolOutput, ToolSpec
 
 BACKGROUNDS = ("flat", "gradient", "texture")
 
 
-def make_spec(
-    tool_id: str,
-    inputs: tuple[str, ...],
-    outputs: tuple[str, ...],
-    params: Mapping[str, tuple[Any, tuple[Any, ...]]] | None = None,
-    python: tuple[str, ...] = ("cv2",),
-) -> ToolSpec:
-    """A ToolSpec built directly (the table loader is tested on its own)."""
-    return ToolSpec(
-        id=tool_id,
-        family=tool_id.split("_")[0],
-        backend="embedded",
-        status="ready",
-        subtasks=("object_recoloration", "object_removal", "object_segmentation"),
-        inputs=inputs,
-        outputs=outputs,
-        params=tuple(ParamSpec(name, default, retries) for name, (default, retries) in (params or {}).items()),
-        requirements=Requirements(python=python),
-    )
+def _real_spec(tool_id: str) -> ToolSpec:
+    """The tool's own row of tool_tables/tools.yaml: its declared parameters, defaults, ranges and retries."""
+    from costa.tables import load_tables
+
+    return load_tables().tools[tool_id]
 
 
 SPECS: dict[str, tuple[type[Tool], ToolSpec]] = {
-    "recolor_lab": (
-        LabRecolorer,
-        make_spec("recolor_lab", ("image", "masks"), ("image",), {"strength": (1.0, (1.0,)), "feather": (1.5, (0.5,))}),
-    ),
-    "recolor_hsv": (HsvRecolorer, make_spec("recolor_hsv", ("image", "masks"), ("image",), {"feather": (1.5, (0.5,))})),
-    "remove_patchmatch": (
-        PatchMatchRemover,
-        make_spec(
-            "remove_patchmatch",
-            ("image", "masks"),
-            ("image",),
-            {"dilate": (5, (9, 15)), "patch_size": (7, (7, 7))},
-            python=("cv2", "patchmatch_cython"),
-        ),
-    ),
-    "remove_telea": (
-        TeleaRemover,
-        make_spec("remove_telea", ("image", "masks"), ("image",), {"radius": (5, (9,)), "dilate": (3, (7,))}),
-    ),
-    "grabcut_segment": (
-        GrabCutSegmenter,
-        make_spec("grabcut_segment", ("image", "boxes"), ("masks",), {"iterations": (5, (10,)), "margin": (0, (4,))}),
-    ),
-    "box_mask": (BoxMasker, make_spec("box_mask", ("boxes",), ("masks",), python=())),
+    tool_id: (cls, _real_spec(tool_id))
+    for tool_id, cls in {
+        "recolor_lab": LabRecolorer,
+        "recolor_hsv": HsvRecolorer,
+        "remove_patchmatch": PatchMatchRemover,
+        "remove_telea": TeleaRemover,
+        "grabcut_segment": GrabCutSegmenter,
+        "box_mask": BoxMasker,
+    }.items()
 }
 
 
@@ -179,7 +147,7 @@ class TestToolContract:
 
     def test_bad_parameter_is_named(self, scene: ObjectScene) -> None:
         tool = make_tool("recolor_lab")
-        with pytest.raises(InputError, match="'strength'"):
+        with pytest.raises(InputError, match=r"strength=2.0 is outside \[0.0, 1.0\]"):
             tool(masked_state(scene), recolour_task(), {"strength": 2.0, "feather": 1.5})
         with pytest.raises(InputError, match="'feather'"):
             tool(masked_state(scene), recolour_task(), {"strength": 1.0, "feather": "wide"})

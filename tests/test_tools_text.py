@@ -296,13 +296,13 @@ def test_redactor_colour_and_padding(detected: Callable[[np.ndarray], EditState]
     tool = TextRedactor(tool_spec("text_redact_box"))
     subtask = Subtask(id="x", kind="text_redaction", target="'sale'")
     thin = tool(state, subtask, {"pad": 2})
-    wide = tool(state, subtask, {"pad": 6, "color": "red"})
+    wide = tool(state, subtask.model_copy(update={"params": {"color": "red"}}), {"pad": 6})  # the user's colour
     assert wide.edited_region.sum() > thin.edited_region.sum()
     assert (wide.image[wide.edited_region] == (255, 0, 0)).all()
     with pytest.raises(ToolError, match="email"):
         tool(state, Subtask(id="x", kind="text_redaction", target="email"), {"pad": 2})
     with pytest.raises(InputError, match="colour"):
-        tool(state, subtask, {"pad": 2, "color": "not-a-colour"})
+        tool(state, subtask.model_copy(update={"params": {"color": "not-a-colour"}}), {"pad": 2})
 
 
 def test_highlighter_tints_the_keyword_and_keeps_it_legible(
@@ -331,7 +331,7 @@ def test_writer_writes_at_a_given_position_in_a_given_colour(reader: RapidOcrRea
     subtask = Subtask(
         id="x", kind="text_addition", result="Hello World", params={"position": [40, 150], "color": "green"}
     )
-    out = tool(state, subtask, {"size": 28, "color": [255, 0, 0]})
+    out = tool(state, subtask, {"size": 28})
     assert texts(reader, out.image) == ["Hello World"]
     ys, xs = np.nonzero(np.any(out.image != state.image, axis=-1))
     assert abs(int(xs.min()) - 40) <= 3 and abs(int(ys.min()) - 150) <= 3
@@ -358,7 +358,7 @@ def test_writer_picks_the_flattest_free_area_and_a_contrasting_colour(reader: Ra
 def test_writer_named_positions_and_errors() -> None:
     state = EditState(background("flat", 300, 200))
     tool = PillowTextWriter(tool_spec("text_add_pillow"))
-    out = tool(state, Subtask(id="x", kind="text_addition", result="Bottom line"), {"position": "bottom"})
+    out = tool(state, Subtask(id="x", kind="text_addition", result="Bottom line", params={"position": "bottom"}), {})
     ys, _ = np.nonzero(out.edited_region)
     assert ys.min() > 150
     long = tool(state, Subtask(id="x", kind="text_addition", result="A very long caption " * 4), {"size": 0})
@@ -366,9 +366,9 @@ def test_writer_named_positions_and_errors() -> None:
     with pytest.raises(InputError, match="text to write"):
         tool(state, Subtask(id="x", kind="text_addition"), {"size": 0})
     with pytest.raises(InputError, match="position"):
-        tool(state, Subtask(id="x", kind="text_addition", result="x"), {"position": "somewhere"})
+        tool(state, Subtask(id="x", kind="text_addition", result="x", params={"position": "somewhere"}), {})
     with pytest.raises(InputError, match="outside"):
-        tool(state, Subtask(id="x", kind="text_addition", result="x"), {"position": (500, 10)})
+        tool(state, Subtask(id="x", kind="text_addition", result="x", params={"position": (500, 10)}), {})
 
 
 # -------------------------------------------------------------------------------------------------- pixel helpers

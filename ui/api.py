@@ -78,6 +78,7 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
         box_in = gr.Textbox(label="box")
         clicks_in = gr.Textbox(label="clicks")
         brush_in = gr.File(label="brush", type="filepath")
+        mode_in = gr.Textbox(label="mode", value="lazy")
         version_id_in = gr.Number(label="version_id", precision=0)
         turn_id_in = gr.Number(label="turn_id", precision=0)
         subtask_id_in = gr.Textbox(label="subtask_id")
@@ -110,6 +111,7 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
         clicks: str | None,
         request: gr.Request,
         brush: str | None = None,  # last and defaulted: gradio_client calls from before it existed keep working
+        mode: str | None = None,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Edit the session's current image by an instruction; streams the turn report, then the result image.
 
@@ -122,6 +124,7 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
             box: target region "x,y,w,h" in pixels, for objects costa cannot find by itself; may be empty.
             clicks: target clicks "x,y;x,y" in pixels (one click: a region, two or more: a box); may be empty.
             brush: a brush mask image (PNG) of the image's size, white = the region to edit; may be empty.
+            mode: "lazy" (default), "eager" or "fast-slow" (FaSTA*: learned subroutines first, local A* on failure).
         """
         sid, file, text, a, th, box_text, click_text = session_id, image, instruction, alpha, threshold, box, clicks
         owner = owner_of(request)
@@ -141,7 +144,7 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
                 raise InputError("upload an image first, then send a brush mask of its size")
             mask = read_brush(brush, current.shape[1], current.shape[0])
         view = None
-        for view, ev in ws.run(sid, owner, text, a, th, points, box_text or "", brush=mask):
+        for view, ev in ws.run(sid, owner, text, a, th, points, box_text or "", mode=mode or "lazy", brush=mask):
             if is_tool_event(ev):
                 yield gr.skip(), {**report(view, sid), "notes": notes}
         if view is not None:
@@ -224,7 +227,7 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
         (new_session, [], [out_session], "new_session", {}),
         (
             edit,
-            [session_id_in, image_in, instruction_in, alpha_in, threshold_in, box_in, clicks_in, brush_in],
+            [session_id_in, image_in, instruction_in, alpha_in, threshold_in, box_in, clicks_in, brush_in, mode_in],
             [out_image, out_report],
             "edit",
             gpu,

@@ -247,7 +247,8 @@ def build_ui(services: Services) -> gr.Blocks:
                             [(label, key) for key, label in MODES.items()],
                             value="lazy",
                             label="Search mode",
-                            info="FaSTA* fast–slow (learned subroutines first) is not available in this build yet.",
+                            info="FaSTA* fast–slow runs a learned subroutine first; the chat says which rule served "
+                            "each subtask, or why the local A* did.",
                         )
                         prediction = gr.Markdown(R.prediction_markdown(settings.alpha, []), elem_id="prediction")
                 gr.Markdown("### Live view: plan and tool search")

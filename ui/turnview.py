@@ -170,6 +170,10 @@ class TurnView:
             self.errors.append(f"No tool path passed its checks: {ev.reason}.")
         elif isinstance(ev, E.SubtaskDone):
             self.done_subtasks[ev.subtask_id] = ev
+        elif isinstance(ev, E.RuleHit):
+            self.notes.append(f"{ev.subtask_id}: fast — rule {ev.rule_id} (v{ev.version}): {' → '.join(ev.tools)}")
+        elif isinstance(ev, E.Fallback):
+            self.notes.append(f"{ev.subtask_id}: slow — local A* ({ev.reason})")
         elif isinstance(ev, E.ErrorEvent):
             if ev.message not in self.errors:
                 self.errors.append(ev.message)

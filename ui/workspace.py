@@ -44,7 +44,11 @@ HISTORY_TURNS = 8
 MAX_CLICKS = 8
 #: Gallery thumbnails kept in memory.
 THUMB_CACHE = 512
-MODES = {"lazy": "CoSTA* lazy A* (default)", "eager": "CoSTA* eager A* (the published search, for comparison)"}
+MODES = {
+    "lazy": "CoSTA* lazy A* (default)",
+    "eager": "CoSTA* eager A* (the published search, for comparison)",
+    "fast-slow": "FaSTA* fast–slow (learned subroutines first, local A* on failure)",
+}
 
 
 @dataclass
@@ -79,6 +83,7 @@ class Workspace:
         self._llm: Any = None
         self._llm_checked = False
         self._tabs: dict[str, str] = {}  # browser connection (Gradio session hash) -> costa session id
+        self._fast_slow: Any = None  # costa.subroutines.executor.FastSlowRuntime, built on first fast-slow turn
         self._thumbs: dict[int, np.ndarray] = {}
 
     # ------------------------------------------------------------------------------------------------ sessions
@@ -386,9 +391,22 @@ class Workspace:
             if planned.plan is not None:
                 view.layout, view.needs_pointing, _ = self.layout(planned.plan, region)
                 yield view, None
+                if mode == "fast-slow" and self._fast_slow is None:
+                    from costa.subroutines.executor import FastSlowRuntime
+
+                    self._fast_slow = FastSlowRuntime.from_services(self.services, self.store)
+                runtime = self._fast_slow if mode == "fast-slow" else None
                 control = TurnControl(stop=rt.stop)  # Stop also interrupts a diffusion call between its steps
                 turn = run_turn(
-                    self.services, image, planned.plan, alpha, threshold, region, lazy=mode == "lazy", control=control
+                    self.services,
+                    image,
+                    planned.plan,
+                    alpha,
+                    threshold,
+                    region,
+                    mode=mode,
+                    runtime=runtime,
+                    control=control,
                 )
                 for ev in turn:
                     if isinstance(ev, PlanReady):

@@ -33,6 +33,7 @@ from costa.errors import InputError, PlanningError
 from costa.events import ClarificationNeeded, ErrorEvent, Event, PlannerFallback, PlanReady
 from costa.llm_client import LlmClient, LlmConfig
 from costa.planner.rules import MAX_INSTRUCTION_CHARS, plan_with_rules
+from costa.planner.validate import plan_param_problems
 
 if TYPE_CHECKING:
     import numpy as np
@@ -128,6 +129,10 @@ def plan_instruction(
         except InputError as e:  # check_instruction covers these; kept so a new rule-planner limit is still a message
             yield ErrorEvent(str(e))
             return None
+    problems = plan_param_problems(plan, tables)
+    if problems:
+        yield ErrorEvent("the plan's parameters cannot be used: " + "; ".join(problems))
+        return None
     yield PlanReady(plan, time.perf_counter() - t0)
     if not plan.subtasks:
         reasons = "; ".join(f"{u.text!r}: {u.reason}" for u in plan.unsupported) or "no edit was recognised"

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from costa.errors import PlanningError
-from costa.tables import KindSet
+from costa.tables import KindSet, Tables
 from costa.types import Plan, Subtask, Unsupported
 
 #: Kinds whose target is an object noun (split into one subtask per object; linked to the edit that creates it).
@@ -377,3 +377,26 @@ def _renumber(items: list[_Item]) -> tuple[Subtask, ...]:
         )
         for it in items
     )
+
+
+def plan_param_problems(plan: Plan, tables: Tables) -> list[str]:
+    """Why the plan's own parameter values cannot be used: each value a subtask gives (`strength: 5`) must fit the
+    declaration (type, range, choices) of every tool serving its kind that declares that parameter. Empty when fine.
+
+    Checked when the plan is validated and again before a turn runs a tool, so an out-of-range value is refused up
+    front with the value and the range, never raised from inside a tool halfway through a turn.
+    """
+    from costa.tools.params import param_problem
+
+    problems: list[str] = []
+    for s in plan.subtasks:
+        for name, value in s.params.items():
+            for tool in tables.tools_for(s.kind):
+                spec = next((p for p in tool.params if p.name == name), None)
+                if spec is None or spec.type is None:
+                    continue
+                problem = param_problem(spec, value)
+                if problem:
+                    problems.append(f"subtask {s.id} ({s.kind}): {problem} for {tool.id}")
+                    break
+    return problems

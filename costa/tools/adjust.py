@@ -23,6 +23,7 @@ import numpy as np
 from costa.errors import ToolError
 from costa.imagestats import luma
 from costa.tools.base import Tool
+from costa.tools.params import float_param
 from costa.tools.region import feathered, target_region
 from costa.types import EditState, Subtask, ToolOutput
 
@@ -230,7 +231,7 @@ class GlobalAdjuster(Tool):
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
         # `amount` may come from a plan, not only from the table: a bad value is the request's fault (ToolError).
-        adj = parse_adjustment(subtask.result, {"amount": params.get("amount", 0)})
+        adj = parse_adjustment(subtask.result, {"amount": float_param(params, "amount")})
         region = target_region(state, subtask, "adjust")
         adjusted = adjust(state.image, adj, region)
         if region is None:

@@ -17,7 +17,7 @@ from costa.colours import RGB, parse_colour
 from costa.errors import ToolError
 from costa.masks import union_masks
 from costa.tools.base import Tool
-from costa.tools.params import int_param
+from costa.tools.params import int_param, str_param
 from costa.tools.segment import grabcut_in_box, state_boxes
 from costa.types import EditState, Subtask, ToolOutput
 
@@ -67,9 +67,9 @@ class GrabCutBackgroundRemover(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        iterations = int_param(params, "iterations", 5, 1, 50)
-        margin = int_param(params, "margin", 0, 0, 500)
-        rgb, note = fill_colour(params.get("fill", "white"))
+        iterations = int_param(params, "iterations")
+        margin = int_param(params, "margin")
+        rgb, note = fill_colour(str_param(params, "fill"))
         subject = np.zeros((state.height, state.width), dtype=bool)
         boxes = state_boxes(state)
         for box in boxes:
@@ -91,7 +91,7 @@ class MaskBackgroundRemover(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        rgb, note = fill_colour(params.get("fill", "white"))
+        rgb, note = fill_colour(str_param(params, "fill"))
         masks = state.artifacts.get("masks")
         if not masks:
             raise ToolError("cannot remove the background: no subject mask in the state (a click or a mask first)")

@@ -13,6 +13,7 @@ from typing import Any
 
 from costa.config import Settings
 from costa.errors import ToolUnavailableError
+from costa.tools.params import check_params
 from costa.types import EditState, Subtask, ToolOutput, ToolSpec
 
 
@@ -54,6 +55,8 @@ class Tool:
         """Load models or heavy modules; called once before the first `run`."""
 
     def __call__(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        """Run the tool with `params` checked against its declaration and the declared defaults filled in."""
+        params = check_params(self.spec.params, params, self.spec.id)
         self.ensure_loaded()
         return self.run(state, subtask, params)
 

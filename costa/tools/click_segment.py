@@ -86,9 +86,9 @@ class PointGrabCutSegmenter(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        tolerance = float_param(params, "tolerance", 18.0, 1.0, 100.0)
-        radius_share = float_param(params, "radius_share", 0.15, 0.02, 0.5)
-        iterations = int_param(params, "iterations", 5, 1, 50)
+        tolerance = float_param(params, "tolerance")
+        radius_share = float_param(params, "radius_share")
+        iterations = int_param(params, "iterations")
         positive, negative = _points(state)
 
         import cv2

@@ -184,10 +184,10 @@ class ColourGrounder(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        chroma_share = float_param(params, "chroma_share", 0.4, 0.05, 1.0)
-        slack = float_param(params, "hue_slack", 0.0, 0.0, 30.0)
-        keep_share = float_param(params, "keep_share", 0.5, 0.01, 1.0)
-        iterations = int_param(params, "iterations", 3, 0, 20)
+        chroma_share = float_param(params, "chroma_share")
+        slack = float_param(params, "hue_slack")
+        keep_share = float_param(params, "keep_share")
+        iterations = int_param(params, "iterations")
         found = find_colour(subtask.target)
         if found is None:
             reason = (

@@ -64,9 +64,9 @@ class UnsharpDeblurrer(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        amount = float_param(params, "amount", 1.5, 0.1, 5.0)
-        radius_param = float_param(params, "radius", 0.0, 0.0, MAX_SIGMA)
-        threshold_param = float_param(params, "threshold", 0.0, 0.0, 100.0)
+        amount = float_param(params, "amount")
+        radius_param = float_param(params, "radius")
+        threshold_param = float_param(params, "threshold")
         region = target_region(state, subtask, "sharpen")
         sigma, noise = _measure(state.image, radius_param)
         radius = sigma if sigma is not None else FALLBACK_RADIUS
@@ -112,9 +112,9 @@ class WienerDeblurrer(Tool):
         self._wiener = wiener
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        psf_scale = float_param(params, "psf_scale", 0.8, 0.3, 1.5)
-        noise_weight = float_param(params, "noise_weight", 16.0, 0.1, 1000.0)
-        sigma_param = float_param(params, "sigma", 0.0, 0.0, MAX_SIGMA)
+        psf_scale = float_param(params, "psf_scale")
+        noise_weight = float_param(params, "noise_weight")
+        sigma_param = float_param(params, "sigma")
         region = target_region(state, subtask, "sharpen")
         sigma, noise = _measure(state.image, sigma_param)
         if sigma is None:

@@ -110,9 +110,9 @@ class HaarFaceDetector(Tool):
         load_face_cascade()
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        min_neighbors = int_param(params, "min_neighbors", 5, 1, 20)
-        max_side = int_param(params, "max_side", 800, 64, 4096)
-        min_weight = float_param(params, "min_weight", 1.0, -10.0, 50.0)
+        min_neighbors = int_param(params, "min_neighbors")
+        max_side = int_param(params, "max_side")
+        min_weight = float_param(params, "min_weight")
         if subtask.target and not names_faces(subtask.target):
             raise GroundingError(
                 f"the face detector finds faces only, not '{subtask.target}'", ground_advice(subtask.target)

@@ -64,8 +64,8 @@ class GroundingDinoDetector(NeuralTool):
         import torch
         from PIL import Image
 
-        box_threshold = float_param(params, "box_threshold", 0.35, 0.0, 1.0)
-        text_threshold = float_param(params, "text_threshold", 0.25, 0.0, 1.0)
+        box_threshold = float_param(params, "box_threshold")
+        text_threshold = float_param(params, "text_threshold")
         noun = noun_phrase(subtask.target)
         if not noun:
             raise GroundingError("the subtask names no object to find", "name the object, or click on it")

@@ -160,12 +160,12 @@ class SdInpaintTool(NeuralTool):
         import torch
         from PIL import Image
 
-        guidance = float_param(params, "guidance_scale", 7.5, 1.0, 20.0)
-        strength = float_param(params, "strength", 0.99, 0.01, 1.0)
-        seed = int_param(params, "seed", 0, 0, 2**31 - 1)
-        steps = int_param(params, "steps", 20, 1, 150)
-        resolution = int_param(params, "resolution", 0, 0, 2048)
-        feather_px = int_param(params, "feather_px", 8, 0, 256)
+        guidance = float_param(params, "guidance_scale")
+        strength = float_param(params, "strength")
+        seed = int_param(params, "seed")
+        steps = int_param(params, "steps")
+        resolution = int_param(params, "resolution")
+        feather_px = int_param(params, "feather_px")
         control.check_stop()
         pipe = self.pipeline()
         if resolution == 0:  # the model's native size: UNet sample size x VAE factor (512 for SD 2, 1024 for SDXL)

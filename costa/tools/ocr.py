@@ -178,7 +178,7 @@ class RapidOcrExtractor(_OcrTool):
 
 
 def _ocr_params(params: Mapping[str, Any]) -> tuple[float, float]:
-    return float_param(params, "box_thresh", 0.5, 0.01, 0.99), float_param(params, "upscale", 1.0, 1.0, 4.0)
+    return float_param(params, "box_thresh"), float_param(params, "upscale")
 
 
 def _check_params(box_thresh: float, upscale: float) -> None:

@@ -84,15 +84,15 @@ def _split(total: int, sides: tuple[str, ...], axis_sides: tuple[str, str]) -> d
     return {chosen[0]: first, chosen[1]: total - first}
 
 
-def outpaint_margins(height: int, width: int, result: str | None, params: Mapping[str, Any] | None = None) -> Margins:
+def outpaint_margins(height: int, width: int, result: str | None, options: Mapping[str, Any] | None = None) -> Margins:
     """The margins an outpainting subtask asks for on a `height` × `width` image (see the module docstring).
 
     Raises:
         ToolError: an unreadable result or direction, a direction that contradicts the aspect ratio, an image that
             already has the asked aspect, or growth beyond `MAX_AREA_GROWTH` × the area.
     """
-    params = params or {}
-    sides = _sides(params.get("direction"))
+    options = options or {}  # the plan's own options (subtask.params), not a tool's attempt parameters
+    sides = _sides(options.get("direction"))
     text = (result or "").strip().lower()
     horizontal, vertical = ("left", "right"), ("top", "bottom")
     add: dict[str, int] = {}
@@ -191,8 +191,8 @@ class ReflectOutpainter(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        far_blur = float_param(params, "far_blur", 0.5, 0.0, 1.0)
-        blur_px = float_param(params, "blur_px", 6.0, 0.5, 50.0)
+        far_blur = float_param(params, "far_blur")
+        blur_px = float_param(params, "blur_px")
         margins, _, _, new = _plan(self, state, subtask)
         mirrored = _mirror(state.image, margins)
         out = mirrored
@@ -227,9 +227,9 @@ class PatchMatchOutpainter(Tool):
         self._inpaint = patchmatch_cython.inpaint_pyramid
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        patch_size = int_param(params, "patch_size", 7, 3, 15)
-        max_hole_px = int_param(params, "max_hole_px", 25_000, 1_000, 10_000_000)
-        seam_px = float_param(params, "seam_px", 6.0, 0.0, 64.0)
+        patch_size = int_param(params, "patch_size")
+        max_hole_px = int_param(params, "max_hole_px")
+        seam_px = float_param(params, "seam_px")
         margins, new_h, new_w, new = _plan(self, state, subtask)
         mirrored = _mirror(state.image, margins)
         canvas = mirrored.copy()

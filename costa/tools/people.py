@@ -75,9 +75,9 @@ class HogPeopleDetector(Tool):
         self._hog = hog
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        hit_threshold = float_param(params, "hit_threshold", 0.0, -1.0, 3.0)
-        upscale = float_param(params, "upscale", 1.0, 0.25, 4.0)
-        max_side = int_param(params, "max_side", 640, 128, 4096)
+        hit_threshold = float_param(params, "hit_threshold")
+        upscale = float_param(params, "upscale")
+        max_side = int_param(params, "max_side")
         if subtask.target and not names_people(subtask.target):
             raise GroundingError(
                 f"the people detector finds people only, not '{subtask.target}'", ground_advice(subtask.target)

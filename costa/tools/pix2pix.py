@@ -57,11 +57,11 @@ class InstructPix2PixEditor(NeuralTool):
         import torch
         from PIL import Image
 
-        guidance = float_param(params, "guidance_scale", 7.5, 1.0, 20.0)
-        image_guidance = float_param(params, "image_guidance_scale", 1.5, 1.0, 5.0)
-        seed = int_param(params, "seed", 0, 0, 2**31 - 1)
-        steps = int_param(params, "steps", 20, 1, 150)
-        resolution = int_param(params, "resolution", 0, 0, 2048)
+        guidance = float_param(params, "guidance_scale")
+        image_guidance = float_param(params, "image_guidance_scale")
+        seed = int_param(params, "seed")
+        steps = int_param(params, "steps")
+        resolution = int_param(params, "resolution")
         instruction = subtask.result or subtask.target
         if not instruction:
             raise ToolError("changing scenery needs the new scene (e.g. 'winter')")

@@ -55,7 +55,7 @@ class GaussianRegionBlurrer(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        share = float_param(params, "sigma_share", 0.15, 0.01, 1.0)
+        share = float_param(params, "sigma_share")
         union, parts = _regions(state, "blur")
 
         import cv2
@@ -91,7 +91,7 @@ class RegionPixelator(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        share = float_param(params, "block_share", 0.2, 0.01, 1.0)
+        share = float_param(params, "block_share")
         union, parts = _regions(state, "pixelate")
         out = state.image.copy()
         blocks = []

@@ -79,8 +79,8 @@ class LabRecolorer(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        strength = float_param(params, "strength", 1.0, 0.0, 1.0)
-        feather = float_param(params, "feather", 1.5, 0.0, 20.0)
+        strength = float_param(params, "strength")
+        feather = float_param(params, "feather")
         rgb = _target_rgb(subtask)
         mask = _object_mask(state)
         alpha = feather_alpha(mask, feather)
@@ -153,8 +153,8 @@ class HsvRecolorer(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        mix = float_param(params, "saturation_mix", 0.5, 0.0, 1.0)
-        feather = float_param(params, "feather", 1.5, 0.0, 20.0)
+        mix = float_param(params, "saturation_mix")
+        feather = float_param(params, "feather")
         rgb = _target_rgb(subtask)
         mask = _object_mask(state)
         alpha = feather_alpha(mask, feather)

@@ -67,9 +67,9 @@ class PatchMatchRemover(Tool):
         self._inpaint = patchmatch_cython.inpaint_pyramid
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        dilate = float_param(params, "dilate", 5, 0, 100)
-        patch_size = int_param(params, "patch_size", 7, 3, 15)
-        max_hole_px = int_param(params, "max_hole_px", _DEFAULT_MAX_HOLE_PX, 1_000, 10_000_000)
+        dilate = float_param(params, "dilate")
+        patch_size = int_param(params, "patch_size")
+        max_hole_px = int_param(params, "max_hole_px")
         hole = _hole(state, dilate)
         ys_all, xs_all = np.nonzero(hole)
         extent = max(int(ys_all.max() - ys_all.min() + 1), int(xs_all.max() - xs_all.min() + 1))
@@ -129,8 +129,8 @@ class TeleaRemover(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        radius = float_param(params, "radius", 5, 1, 50)
-        dilate = float_param(params, "dilate", 3, 0, 100)
+        radius = float_param(params, "radius")
+        dilate = float_param(params, "dilate")
         hole = _hole(state, dilate)
 
         import cv2

@@ -51,8 +51,8 @@ class GrabCutSegmenter(Tool):
     """
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        iterations = int_param(params, "iterations", 5, 1, 50)
-        margin = int_param(params, "margin", 0, 0, 500)
+        iterations = int_param(params, "iterations")
+        margin = int_param(params, "margin")
         masks = tuple(self._segment(state.image, box, iterations, margin) for box in state_boxes(state))
         return ToolOutput(
             artifacts={"masks": masks},

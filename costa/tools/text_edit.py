@@ -168,7 +168,7 @@ class PillowTextReplacer(_TextReplacer):
 
     def _erase(self, image: np.ndarray, planned: Sequence[_Planned], params: Mapping[str, Any]) -> np.ndarray:
         out = image.copy()
-        grow = int_param(params, "margin", 2, 0, 32)
+        grow = int_param(params, "margin")
         for p in planned:
             b = p.box
             mask = dilate_mask(p.mask, grow)
@@ -195,7 +195,7 @@ class InpaintTextReplacer(_TextReplacer):
         for p in planned:
             b = p.box
             mask[b.y : b.y2, b.x : b.x2] |= p.mask
-        grow, radius = int_param(params, "dilate", 2, 0, 32), float_param(params, "radius", 3.0, 1.0, 32.0)
+        grow, radius = int_param(params, "dilate"), float_param(params, "radius")
         return inpaint_telea(image, dilate_mask(mask, grow), radius)
 
 
@@ -283,7 +283,7 @@ class PillowTextWriter(Tool):
         image = state.image
         height, width = image.shape[:2]
         options = {**params, **subtask.params}
-        size = int_param(options, "size", 0, 0, 4096) or max(10, round(0.06 * height))
+        size = int_param(options, "size") or max(10, round(0.06 * height))
         bold = bool(options.get("bold", False))
         font = load_font(size, bold)
         left, top, right, bottom = font.getbbox(text)
@@ -375,7 +375,7 @@ class TextRedactor(Tool):
         image = state.image
         height, width = image.shape[:2]
         colour = parse_colour(_option(subtask, params, "color", (0, 0, 0)))
-        pad = int_param(params, "pad", 2, 0, 256)
+        pad = int_param(params, "pad")
         boxes = [expand_box(box, pad, width, height) for _, box in locate_text(image, _regions(state), subtask.target)]
         out = image.copy()
         for b in boxes:
@@ -394,7 +394,7 @@ class KeywordHighlighter(Tool):
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
         image = state.image
         height, width = image.shape[:2]
-        alpha = float_param(params, "alpha", 0.4, 0.05, 0.95)  # below 1 so the text stays readable
+        alpha = float_param(params, "alpha")  # below 1 so the text stays readable
         colour = np.array(parse_colour(_option(subtask, params, "color", (255, 255, 0))))
         boxes = [box for _, box in locate_text(image, _regions(state), subtask.target)]
         mask = boxes_mask(boxes, height, width)

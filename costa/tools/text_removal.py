@@ -56,8 +56,8 @@ class TeleaTextRemover(Tool):
         import cv2  # noqa: F401  (fail early, in load, if OpenCV is missing)
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        mask = text_mask(state, subtask.target, int_param(params, "dilate", 2, 0, 32))
-        out = inpaint_telea(state.image, mask, float_param(params, "radius", 3.0, 1.0, 32.0))
+        mask = text_mask(state, subtask.target, int_param(params, "dilate"))
+        out = inpaint_telea(state.image, mask, float_param(params, "radius"))
         return ToolOutput(image=out, edited_region=mask, notes=f"removed {subtask.target or 'all text'!r} (Telea)")
 
 
@@ -75,10 +75,10 @@ class PatchMatchTextRemover(Tool):
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
         from patchmatch_cython import inpaint_pyramid
 
-        patch = int_param(params, "patch_size", 7, 3, 31)
+        patch = int_param(params, "patch_size")
         if patch % 2 == 0:
             raise InputError(f"parameter 'patch_size' must be odd, got {patch}")
-        mask = text_mask(state, subtask.target, int_param(params, "dilate", 3, 0, 32))
+        mask = text_mask(state, subtask.target, int_param(params, "dilate"))
         image = state.image
         height, width = mask.shape
         ys, xs = np.nonzero(mask)

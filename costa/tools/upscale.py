@@ -25,7 +25,7 @@ import numpy as np
 
 from costa.errors import ToolError
 from costa.tools.base import Tool
-from costa.tools.params import int_param
+from costa.tools.params import int_param, str_param
 from costa.types import EditState, Subtask, ToolOutput, ToolSpec
 
 #: Largest factor the tools accept (a 4× model followed by Lanczos for the rest).
@@ -46,7 +46,8 @@ def parse_scale(result: str | None, params: Mapping[str, Any] | None = None) -> 
     Raises:
         ToolError: the factor cannot be read, or is not in (1, 8].
     """
-    raw = (params or {}).get("scale", 0)
+    params = params or {}
+    raw = params.get("scale", 0)
     if isinstance(raw, str):
         raw = raw.strip() or 0
     if raw not in (0, None):
@@ -168,10 +169,10 @@ class RealEsrganUpscaler(Tool):
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
         scale = parse_scale(subtask.result, params)
-        name = str(params.get("model", "animevideov3"))
+        name = str_param(params, "model")
         if name not in ESRGAN_MODELS:
             raise ToolError(f"unknown Real-ESRGAN model {name!r}; known: {sorted(ESRGAN_MODELS)}")
-        max_x4plus = int_param(params, "max_x4plus_px", 40_000, 1, 100_000_000)
+        max_x4plus = int_param(params, "max_x4plus_px")
         out_h, out_w = _check_budget(state.height, state.width, scale, self.current_settings().max_pixels)
         factors = sorted(ESRGAN_MODELS[name])
         factor = next((f for f in factors if f >= scale - 1e-9), factors[-1])

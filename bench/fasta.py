@@ -1,0 +1,449 @@
+"""FaSTA* benchmark: eager A*, lazy A* and fast–slow on a seeded task stream, with learning as the stream runs.
+
+`python -m costa bench fasta [--small]` (or `python -m bench fasta`):
+
+1. A training stream (200 tasks; `--small` 30) runs in fast–slow mode at α = 1 on a fresh store: every tool run and
+   subtask trace is persisted, and induction + verification run once every K = 20 tasks. After 40, 80, 120, 160 and
+   200 training tasks the current table is evaluated on the evaluation stream (the learning curve).
+2. A disjoint evaluation stream (100 tasks; `--small` 12) runs, at α = 0, 1, 2, in three modes: eager A* (the
+   published CoSTA* expansion) and lazy A* over the whole plan's tool graph, both with the table's estimates, and
+   fast–slow with the learned table (frozen) and the persisted estimates. Also lazy A* with the persisted estimates
+   alone (no subroutines), at α = 1.
+3. Every subtask is judged against the scene's ground truth (`costa.testing.tasks._verify`).
+
+Real tools on the generator's scenes, at 256 px. Each distinct tool run (same tool, parameters, subtask and input
+state) executes once for real and its measured seconds are charged to every mode that runs it, so modes are compared
+on identical measurements rather than on the noise of a loaded machine (`ReplayExecutor`); checks are replayed the
+same way. Tool-seconds are the sum of those measured seconds over every run a mode paid for, retries and failed
+subroutines included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from costa.agent import TurnState, UserRegion, _Executor, build_graph
+from costa.checks import CheckContext
+from costa.events import Fallback, RuleHit, SubtaskDone, ToolFinished, TurnDone
+from costa.graph import GOAL, START, StepNode, step_key
+from costa.search import Outcome, iter_search
+from costa.services import Estimates, Services
+from costa.testing.fasta_tasks import make_fasta_tasks
+from costa.testing.tasks import SyntheticTask, _advance, _Frame, _match, _verify, _words_after
+from costa.types import EditState, Plan
+
+CHECKPOINTS = (40, 80, 120, 160, 200)
+ALPHAS = (0.0, 1.0, 2.0)
+
+
+def _digest(a: np.ndarray) -> str:
+    return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()[:16] + str(a.shape)
+
+
+def _artifact_key(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "(" + ",".join(_artifact_key(v) for v in value) + ")"
+    data = getattr(value, "data", None)
+    if isinstance(data, np.ndarray):
+        return f"Mask({_digest(data)},{getattr(value, 'label', '')})"
+    if isinstance(value, np.ndarray):
+        return _digest(value)
+    return repr(value)
+
+
+def _state_key(state: TurnState, first: bool) -> str:
+    arts = "" if first else ";".join(f"{k}={_artifact_key(v)}" for k, v in sorted(state.edit.artifacts.items()))
+    imgs = ",".join(f"{sid}:{_digest(img)}" for sid, img in state.images)
+    return f"{_digest(state.edit.image)}|{arts}|{state.results}|{imgs}"
+
+
+def replay_executor(cache: dict[str, Outcome]) -> type[_Executor]:
+    """An `_Executor` whose runs (tool + check) are measured once per distinct input and replayed from `cache`."""
+
+    class ReplayExecutor(_Executor):
+        #: Wall seconds spent inside tool runs and checks (replayed or not), to tell the search's overhead apart.
+        inside: ClassVar[list[float]] = [0.0]
+
+        def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
+            t0 = time.perf_counter()
+            try:
+                return self._call(node, parent, attempt)
+            finally:
+                self.inside[0] += time.perf_counter() - t0
+
+        def _call(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
+            subtask = self.plan.by_id(node.subtask_id)
+            key = "|".join(
+                (
+                    repr(node.tools),
+                    node.kind,
+                    str(node.final),
+                    subtask.model_dump_json(),
+                    str(attempt),
+                    repr(self.region),
+                    _state_key(parent, len(node.tools) == 1),
+                )
+            )
+            hit = cache.get(key)
+            if hit is None:
+                hit = cache[key] = super().__call__(node, parent, attempt)
+            return hit
+
+    return ReplayExecutor
+
+
+class MemoReader:
+    """The OCR engine for checks and ground truth, memoised by image (tools keep the real one: their seconds count)."""
+
+    def __init__(self, reader: Any) -> None:
+        self.reader = reader
+        self.memo: dict[tuple[str, Any, Any], Any] = {}
+
+    def read(self, image: Any, box_thresh: float | None = None, upscale: float | None = None) -> Any:
+        key = (_digest(np.asarray(image)), box_thresh, upscale)
+        if key not in self.memo:
+            self.memo[key] = self.reader.read(image, box_thresh, upscale)
+        return self.memo[key]
+
+
+@dataclass
+class TaskRun:
+    """One task in one mode: tool-seconds, runs, per-subtask served quality and ground truth, fast/slow counts."""
+
+    seconds: float
+    executions: int
+    subtasks: int
+    quality: list[float]
+    passed: list[bool]
+    fast: int = 0
+    fallbacks: Counter[str] = field(default_factory=Counter)
+    first_fail: int = 0  # subtasks whose first tool choice failed a check
+    overhead: float = 0.0  # wall seconds of search / rule choice / features, tools and checks left out
+
+
+def _plan(services: Services, task: SyntheticTask) -> Plan:
+    from costa.planner import plan_with_rules
+
+    return plan_with_rules(task.instruction, services.tables.subtasks)
+
+
+def _truth(
+    services: Services, task: SyntheticTask, plan: Plan, done: dict[str, tuple[str, Any]], vcache: dict
+) -> list[bool]:
+    """Ground-truth verdict per expected clause (as `costa.testing.tasks.run_task` judges them), cached."""
+    matched = _match(plan, task.expected)
+    frame = _Frame()
+    words = [w.text for w in task.text.words] if task.text is not None else []
+    current = task.image
+    out = [False] * len(task.expected)
+    for s in plan.subtasks:
+        e = matched.get(s.id)
+        result, after = done.get(s.id, ("", None))
+        edits = services.tables.subtasks[s.kind].edits_image
+        after = after if edits else None
+        if e is not None:
+            if s.id in done:
+                key = (task.index, s.id, _digest(current), _digest(after) if after is not None else "", result)
+                if key not in vcache:
+                    vcache[key] = _verify(task, e, current, after, result, frame, words, vcache["reader"])[0]
+                out[task.expected.index(e)] = vcache[key]
+            words = _words_after(words, e)
+        if after is not None:
+            _advance(frame, s.kind, current, after, e)
+            current = after
+    return out
+
+
+def run_plan_search(
+    services: Services, task: SyntheticTask, alpha: float, lazy: bool, estimates: Estimates, ex_cls: type, vcache: dict
+) -> TaskRun:
+    """Whole-plan A* (CoSTA*): eager or lazy, estimates frozen for the stream (no learning between tasks)."""
+    plan = _plan(services, task)
+    region = UserRegion(boxes=(task.box,)) if task.box is not None else UserRegion()
+    tg = build_graph(services, plan, region)
+    executor = ex_cls(services, plan, region, CheckContext(reader=vcache["reader"]))
+
+    def label(n: object) -> tuple[str, str]:
+        return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))
+
+    t0, inside0 = time.perf_counter(), ex_cls.inside[0]
+    gen = iter_search(
+        tg.graph,
+        START,
+        GOAL,
+        estimate=lambda n: estimates.get(n.tool, n.kind),
+        execute=executor,
+        alpha=alpha,
+        threshold=services.settings.threshold,
+        max_attempts=lambda n: services.tables.tools[n.tool].max_attempts,
+        initial_state=TurnState(EditState(task.image)),
+        lazy=lazy,
+        label=label,
+        key=step_key,
+    )
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            result = stop.value
+            break
+    overhead = time.perf_counter() - t0 - (ex_cls.inside[0] - inside0)
+    first_fail = {o.node.subtask_id for o in result.observations if not o.passed}
+    done: dict[str, tuple[str, Any]] = {}
+    quality = []
+    if result.found:
+        images = dict(result.state.images)
+        results = dict(result.state.results)
+        steps = list(zip(result.path, result.step_quality, strict=True))
+        for s in plan.subtasks:
+            mine = [q for n, q in steps if n.subtask_id == s.id]
+            if mine:
+                done[s.id] = (results.get(s.id, ""), images.get(s.id))
+            quality.append(float(np.prod(mine)) if mine else 0.0)
+    else:
+        quality = [0.0] * len(plan.subtasks)
+    passed = _truth(services, task, plan, done, vcache)
+    return TaskRun(
+        result.spent_seconds,
+        result.executions,
+        len(plan.subtasks),
+        quality,
+        passed,
+        first_fail=len(first_fail),
+        overhead=overhead,
+    )
+
+
+def run_fast_slow_task(
+    services: Services, task: SyntheticTask, alpha: float, runtime: Any, vcache: dict, name: str
+) -> TaskRun:
+    from costa.subroutines.executor import run_fast_slow
+
+    plan = _plan(services, task)
+    region = UserRegion(boxes=(task.box,)) if task.box is not None else None
+    done: dict[str, tuple[str, Any]] = {}
+    quality: dict[str, float] = {}
+    fast = 0
+    fallbacks: Counter[str] = Counter()
+    failed_first: set[str] = set()
+    turn: TurnDone | None = None
+    hit: dict[str, str] = {}
+    t0, inside0 = time.perf_counter(), runtime.executor_class.inside[0]
+    for ev in run_fast_slow(services, task.image, plan, alpha, None, region, runtime, task=name):
+        if isinstance(ev, SubtaskDone):
+            done[ev.subtask_id] = (ev.result, ev.image)
+            quality[ev.subtask_id] = ev.quality
+            fast += ev.subtask_id in hit
+        elif isinstance(ev, RuleHit):
+            hit[ev.subtask_id] = ev.rule_id
+        elif isinstance(ev, Fallback):
+            hit.pop(ev.subtask_id, None)
+            fallbacks["no rule applies" if ev.rule_id is None else f"{ev.tool} failed its check"] += 1
+        elif isinstance(ev, ToolFinished) and not ev.passed:
+            failed_first.add(ev.subtask_id)
+        elif isinstance(ev, TurnDone):
+            turn = ev
+    assert turn is not None
+    overhead = time.perf_counter() - t0 - (runtime.executor_class.inside[0] - inside0)
+    passed = _truth(services, task, plan, done, vcache)
+    q = [quality.get(s.id, 0.0) for s in plan.subtasks]
+    return TaskRun(
+        turn.tool_seconds, turn.executions, len(plan.subtasks), q, passed, fast, fallbacks, len(failed_first), overhead
+    )
+
+
+@dataclass
+class ModeResult:
+    name: str
+    runs: list[TaskRun]
+
+    @property
+    def seconds(self) -> float:
+        return sum(r.seconds for r in self.runs)
+
+    @property
+    def quality(self) -> float:
+        qs = [q for r in self.runs for q in r.quality]
+        return sum(qs) / max(1, len(qs))
+
+    @property
+    def success(self) -> float:
+        ps = [p for r in self.runs for p in r.passed]
+        return sum(ps) / max(1, len(ps))
+
+    @property
+    def coverage(self) -> float:
+        return sum(r.fast for r in self.runs) / max(1, sum(r.subtasks for r in self.runs))
+
+    @property
+    def overhead(self) -> float:
+        return sum(r.overhead for r in self.runs)
+
+    @property
+    def executions(self) -> int:
+        return sum(r.executions for r in self.runs)
+
+    def fallbacks(self) -> Counter[str]:
+        c: Counter[str] = Counter()
+        for r in self.runs:
+            c.update(r.fallbacks)
+        return c
+
+    @property
+    def first_fail(self) -> float:
+        return sum(r.first_fail for r in self.runs) / max(1, sum(r.subtasks for r in self.runs))
+
+
+def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None, evaluate: int | None = None) -> str:
+    """Run the benchmark (see the module docstring) and return its report; the last line is the summary."""
+    from costa.store import Store
+    from costa.subroutines.executor import FastSlowRuntime
+    from costa.subroutines.mining import induce_and_verify
+    from costa.subroutines.observations import StoredEstimates, persist_estimates
+
+    t0 = time.perf_counter()
+    n_train = train if train is not None else (30 if small else 200)
+    n_eval = evaluate if evaluate is not None else (12 if small else 100)
+    checkpoints = CHECKPOINTS if n_train >= 200 else tuple(range(10 if small else 20, n_train + 1, 10 if small else 20))
+    services = Services()
+    table_estimates = Estimates(services.tables)
+    cache: dict[str, Outcome] = {}
+    vcache: dict = {"reader": MemoReader(services.reader)}
+    ex_cls = replay_executor(cache)
+    train_tasks = make_fasta_tasks(n_train, seed, "train")
+    eval_tasks = make_fasta_tasks(n_eval, seed, "eval")
+    lines: list[str] = []
+    modes: dict[tuple[str, float], ModeResult] = {}
+    for alpha in ALPHAS:
+        for name, lazy in (("eager A*", False), ("lazy A*", True)):
+            runs = [run_plan_search(services, t, alpha, lazy, table_estimates, ex_cls, vcache) for t in eval_tasks]
+            modes[(name, alpha)] = ModeResult(name, runs)
+    baseline_wall = time.perf_counter() - t0
+
+    home = Path(tempfile.mkdtemp(prefix="costa-fasta-"))
+    store = Store(home)
+    persist_estimates(services, store)
+    runtime = FastSlowRuntime.from_services(services, store, induce=False)
+    runtime.executor_class = ex_cls
+    runtime.check_reader = vcache["reader"]
+    runtime.induce = lambda tasks, rt: induce_and_verify(tasks, rt, alpha=1.0, seed=seed)
+    curve: list[tuple[int, float, float, float, int]] = []
+    inductions: list[Any] = []
+    t_train = time.perf_counter()
+
+    def evaluate_frozen(alpha: float) -> ModeResult:
+        """Fast–slow on the evaluation stream with the table as it is: nothing recorded, learned or counted."""
+        runtime.record = False
+        try:
+            runs = [run_fast_slow_task(services, t, alpha, runtime, vcache, f"eval-{t.index}") for t in eval_tasks]
+        finally:
+            runtime.record = True
+        return ModeResult("fast-slow", runs)
+
+    m0 = evaluate_frozen(1.0)  # shipped rules only, before any training task
+    curve.append((0, m0.seconds, m0.quality, m0.coverage, len(runtime.table().rules)))
+    train_runs: list[TaskRun] = []
+    for i, task in enumerate(train_tasks, start=1):
+        before = runtime.log.table_version() if runtime.log else 0
+        train_runs.append(run_fast_slow_task(services, task, 1.0, runtime, vcache, f"train-{task.index}"))
+        if runtime.log is not None and runtime.log.table_version() != before:
+            inductions.append((i, runtime.log.table_version()))
+        if i in checkpoints:
+            m = evaluate_frozen(1.0)
+            curve.append((i, m.seconds, m.quality, m.coverage, len(runtime.table().rules)))
+    train_wall = time.perf_counter() - t_train
+    for alpha in ALPHAS:
+        modes[("fast-slow", alpha)] = evaluate_frozen(alpha)
+    persisted = services.estimates
+    assert isinstance(persisted, StoredEstimates)
+    modes[("lazy A* + persisted estimates", 1.0)] = ModeResult(
+        "lazy A* + persisted estimates",
+        [run_plan_search(services, t, 1.0, True, persisted, ex_cls, vcache) for t in eval_tasks],
+    )
+
+    # ------------------------------------------------------------------------------------------------ report
+    train_sub = sum(r.subtasks for r in train_runs)
+    lines.append(
+        f"FaSTA* benchmark (seed {seed}): training stream {n_train} tasks ({train_sub} subtasks), evaluation stream "
+        f"{n_eval} tasks ({sum(r.subtasks for r in modes[('lazy A*', 1.0)].runs)} subtasks), 256 px scenes, real tools"
+    )
+    lazy1 = modes[("lazy A*", 1.0)]
+    lines.append(
+        f"first choices that fail (lazy A*, α=1, eval): {lazy1.first_fail:.0%} of subtasks; "
+        f"in training (fast-slow as it learned): {sum(r.first_fail for r in train_runs) / max(1, train_sub):.0%}"
+    )
+    lines.append("")
+    lines.append(
+        f"{'α':>3} {'mode':30} {'tool s':>8} {'search s':>8} {'runs':>5} {'quality':>7} {'success':>7} {'fast':>5}"
+        "  fallbacks"
+    )
+    for (name, alpha), m in sorted(modes.items(), key=lambda kv: (kv[0][1], kv[0][0] != "eager A*", kv[0][0])):
+        fb = ", ".join(f"{k} {v}" for k, v in m.fallbacks().most_common()) if name == "fast-slow" else ""
+        cov = f"{m.coverage:5.0%}" if name == "fast-slow" else "    -"
+        lines.append(
+            f"{alpha:3g} {name:30} {m.seconds:8.2f} {m.overhead:8.2f} {m.executions:5d} {m.quality:7.3f} "
+            f"{m.success:7.1%} {cov}  {fb}"
+        )
+    lines.append("")
+    lines.append("learning curve (fast-slow at α=1 on the evaluation stream, table frozen at each checkpoint):")
+    lines.append(f"  {'train tasks':>11} {'tool s':>8} {'quality':>7} {'fast':>5} {'rules':>5}")
+    for n, s, q, cov, nr in curve:
+        lines.append(f"  {n:>11} {s:8.2f} {q:7.3f} {cov:5.0%} {nr:5d}")
+    lines.append(f"table versions after induction (task, version): {inductions}")
+    if runtime.log is not None:
+        props = runtime.log.proposals()
+        acc = [p for p in props if p.accepted]
+        lines.append(f"proposals verified {len(props)}, accepted {len(acc)}:")
+        for p in props[:40]:
+            e = p.evidence
+            lines.append(
+                f"  {'ACCEPT' if p.accepted else 'reject'} {p.action:6} r{p.refinement} {p.rule.describe()[:100]}: "
+                f"ΔC {e.get('dC%')}% ΔQ {e.get('dQ%')}% B {e.get('B')} ({e.get('changed')}/{e.get('samples')} changed)"
+            )
+    lines.append("rules in force at the end:")
+    for r in runtime.table().rules:
+        lines.append(f"  {r.describe()}  (s {r.seconds:.3f}, q {r.quality:.2f}, support {r.support}, v{r.version})")
+    eager1, fs1 = modes[("eager A*", 1.0)], modes[("fast-slow", 1.0)]
+    pers = modes[("lazy A* + persisted estimates", 1.0)]
+    s1 = 100.0 * (1 - fs1.seconds / eager1.seconds) if eager1.seconds else 0.0
+    s2 = 100.0 * (1 - fs1.seconds / lazy1.seconds) if lazy1.seconds else 0.0
+    loss = 100.0 * (eager1.quality - fs1.quality) / eager1.quality if eager1.quality else 0.0
+    lines.append("")
+    lines.append(
+        f"persisted estimates alone (lazy A*, α=1): tool-seconds {pers.seconds:.2f} vs {lazy1.seconds:.2f} with the "
+        f"table's ({100.0 * (pers.seconds / lazy1.seconds - 1) if lazy1.seconds else 0.0:+.1f}%), quality "
+        f"{pers.quality:.3f} vs {lazy1.quality:.3f}"
+    )
+    lines.append(
+        f"wall: baselines {baseline_wall:.0f} s, training {train_wall:.0f} s, total {time.perf_counter() - t0:.0f} s; "
+        f"distinct tool runs measured {len(cache)}"
+    )
+    lines.append(
+        f"fast-slow: saving vs eager {s1:.1f}%, vs lazy {s2:.1f}%, quality loss {loss:.1f}%, fast coverage "
+        f"{100.0 * fs1.coverage:.1f}%"
+    )
+    return "\n".join(lines)
+
+
+HELP = "FaSTA* fast-slow vs eager and lazy A* on a seeded task stream, learning as it runs (real tools, 256 px)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--small", action="store_true", help="30 training and 12 evaluation tasks (for tests)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--train", type=int, default=None, help="training tasks (default 200; --small 30)")
+    p.add_argument("--eval", type=int, default=None, dest="evaluate", help="evaluation tasks (default 100; --small 12)")
+
+
+def run(args: argparse.Namespace) -> int:
+    print(run_fasta_bench(small=args.small, seed=args.seed, train=args.train, evaluate=args.evaluate))
+    return 0

@@ -1,0 +1,358 @@
+"""FaSTA* subroutines: features, rule table, persisted observations, induction trigger, inducers, verification, and
+the fast–slow executor on real tools (small synthetic scenes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from costa.config import Settings
+from costa.errors import TableError
+from costa.events import Fallback, RuleHit, SubtaskDone, TurnDone
+from costa.services import Services
+from costa.store import Store
+from costa.subroutines.executor import FastSlowRuntime, run_fast_slow
+from costa.subroutines.features import ContextFeatures, compute_features
+from costa.subroutines.mining import (
+    Candidate,
+    SampleResult,
+    best_condition,
+    induce_llm,
+    induce_statistical,
+    refine,
+    verify,
+)
+from costa.subroutines.observations import ObservationLog, StoredEstimates, Trace
+from costa.subroutines.rules import Condition, Rule, RuleTable, diff_tables, load_shipped_rules, validate_rules
+from costa.tables import load_tables
+from costa.types import Box, Plan, Subtask
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return load_tables()
+
+
+def feats(**kw) -> ContextFeatures:
+    return ContextFeatures(kw.pop("kind", "object_removal"), 100, **kw)
+
+
+# ------------------------------------------------------------------------------------------------------ features
+
+
+def test_features_see_texture_size_and_same_colour_neighbours() -> None:
+    rng = np.random.default_rng(0)
+    flat = np.full((96, 128, 3), 200, np.uint8)
+    flat[30:60, 40:80] = (200, 30, 30)
+    box = (Box(36, 26, 48, 38),)
+    f = compute_features(flat, Subtask(id="s1", kind="object_removal"), box)
+    assert f.texture_class == "flat" and f.candidates == 1 and f.neighbour_similarity == 0.0
+    assert f.region_fraction == pytest.approx(48 * 38 / (96 * 128))
+    textured = flat.copy()
+    textured[:] = rng.integers(0, 255, textured.shape, dtype=np.uint8)
+    textured[30:60, 40:80] = (200, 30, 30)
+    assert compute_features(textured, Subtask(id="s1", kind="object_removal"), box).texture_class == "textured"
+    neighbour = flat.copy()
+    neighbour[30:60, 86:100] = (200, 30, 30)  # same colour, just outside the box
+    g = compute_features(neighbour, Subtask(id="s1", kind="object_removal"), box)
+    assert g.neighbour_similarity > 0.1 and g.candidates == 2
+    r = compute_features(flat, Subtask(id="s1", kind="object_recoloration", result="blue"), box)
+    assert r.colour_shift > 50  # red → blue is an extreme transition
+    assert ContextFeatures.from_dict(r.to_dict()) == r
+
+
+# ------------------------------------------------------------------------------------------------------- rules
+
+
+def test_shipped_rules_name_only_ready_tools_and_real_chains(tables) -> None:
+    rules = load_shipped_rules(tables)
+    services = Services(tables=tables)
+    assert rules
+    for r in rules:
+        for tool in r.tools:
+            assert services.why_not(tool) is None, f"{r.id} names {tool}, which cannot load: {services.why_not(tool)}"
+
+
+def test_validate_rules_rejects_unknown_tools_and_broken_chains(tables) -> None:
+    with pytest.raises(TableError, match="unknown tools"):
+        validate_rules([Rule("x", "text_removal", ("rapidocr_detect", "nope"))], tables, "test")
+    with pytest.raises(TableError, match="not a tool chain"):
+        validate_rules([Rule("x", "text_removal", ("text_remove_telea",))], tables, "test")
+    with pytest.raises(TableError, match="unknown feature"):
+        Condition("colourfulness", "<", 1.0)
+
+
+def test_choice_minimises_the_search_score_not_the_inverted_one() -> None:
+    cheap_poor = Rule("a", "object_removal", ("x",), seconds=1.0, quality=0.5)
+    slow_good = Rule("b", "object_removal", ("y",), seconds=2.0, quality=1.0)
+    table = RuleTable((cheap_poor, slow_good))
+    # α=0 is quality only: (2−0.5)² = 2.25 vs (2−1)² = 1 → b. The published C^α·Q^(2−α) would pick a (0.25 < 1).
+    assert table.choose(feats(), 0.0).id == "b"
+    # α=1: 1·1.5 = 1.5 vs 2·1 = 2 → a; α=2 cost only → a.
+    assert table.choose(feats(), 1.0).id == "a"
+    assert table.choose(feats(), 2.0).id == "a"
+    gated = RuleTable((Rule("c", "object_removal", ("x",), (Condition("region_fraction", ">", 0.1),)),))
+    assert gated.choose(feats(region_fraction=0.05), 1.0) is None
+    assert gated.choose(feats(region_fraction=0.2), 1.0).id == "c"
+
+
+def test_rule_versions_diff_and_reset(tmp_path: Path, tables) -> None:
+    log = ObservationLog(Store(tmp_path))
+    shipped = load_shipped_rules(tables)
+    r1 = Rule("learned-1", "text_removal", ("rapidocr_detect", "text_remove_telea"), (Condition("texture", "<", 6),))
+    assert log.append_rules([("add", r1)]) == 1
+    r1b = Rule("learned-1", "text_removal", ("rapidocr_detect", "text_remove_telea"), (Condition("texture", "<", 4),))
+    assert log.append_rules([("modify", r1b), ("retire", shipped[0])]) == 2
+    v0, v1, v2 = (log.rule_table(shipped, v) for v in (0, 1, 2))
+    assert len(v0.rules) == len(shipped) and len(v1.rules) == len(shipped) + 1 and len(v2.rules) == len(shipped)
+    changes = {(what, (old or new).id) for what, old, new in diff_tables(v1, v2)}
+    assert changes == {("modified", "learned-1"), ("retired", shipped[0].id)}
+    assert log.rule_table(shipped).by_id()["learned-1"].conditions[0].value == 4
+
+
+# ------------------------------------------------------------------------------------------------ observations
+
+
+def test_estimates_persist_across_processes_per_machine_kind(tmp_path: Path, tables) -> None:
+    row = tables.benchmark[("global_adjust", "global_adjustment")]
+    first = StoredEstimates(tables, log=ObservationLog(Store(tmp_path)), machine="cpu")
+    for _ in range(7):
+        first.observe("global_adjust", "global_adjustment", 1.0, 0.5)
+    # A new process (new store object, new estimates) starts from what the first one learned.
+    again = StoredEstimates(tables, log=ObservationLog(Store(tmp_path)), machine="cpu")
+    w = max(3.0, float(row.n))
+    seconds, quality = again.get("global_adjust", "global_adjustment")
+    assert seconds == pytest.approx((w * row.seconds + 7.0) / (w + 7))
+    assert quality == pytest.approx((w * row.quality + 3.5) / (w + 7))
+    gpu = StoredEstimates(tables, log=ObservationLog(Store(tmp_path)), machine="gpu")
+    assert gpu.get("global_adjust", "global_adjustment") == pytest.approx((row.seconds, row.quality))
+    assert again.compare()[0][-1] == 7
+
+
+def test_induction_runs_once_per_k_tasks_and_the_count_persists(tmp_path: Path) -> None:
+    calls: list[int] = []
+    services = Services(Settings(home=tmp_path))
+    rt = FastSlowRuntime(services, ObservationLog(Store(tmp_path)), induce=lambda n, r: calls.append(n))
+    for _ in range(25):
+        rt.task_done()
+    rt2 = FastSlowRuntime(services, ObservationLog(Store(tmp_path)), induce=lambda n, r: calls.append(n))
+    for _ in range(20):
+        rt2.task_done()
+    assert calls == [20, 40]
+
+
+# --------------------------------------------------------------------------------------------------- induction
+
+
+def _trace(ok: bool, path: tuple[str, ...], frac: float, seconds: float = 0.1) -> Trace:
+    f = ContextFeatures("object_removal", 100, region_fraction=frac).to_dict()
+    return Trace("t", "object_removal", path, seconds, 1.0 if ok else 0.3, ok, "", f, "slow")
+
+
+def test_statistical_inducer_finds_the_separating_condition() -> None:
+    telea = ("grabcut_segment", "remove_telea")
+    patch = ("grabcut_segment", "remove_patchmatch")
+    traces = [_trace(True, telea, x) for x in (0.02, 0.04, 0.05, 0.06, 0.08)]
+    traces += [_trace(False, telea, x) for x in (0.18, 0.2, 0.25)]
+    traces += [_trace(True, patch, x, 1.5) for x in (0.02, 0.18, 0.2, 0.25, 0.3)]
+    cands = {c.rule.tools: c for c in induce_statistical(traces, RuleTable(()))}
+    assert cands[patch].rule.conditions == ()  # always works
+    (cond,) = cands[telea].rule.conditions
+    assert (cond.feature, cond.op, cond.value) == ("region_fraction", "<=", 0.13)  # midpoint of 0.08 and 0.18
+    assert cands[telea].rule.support == 5 and cands[telea].rule.seconds == pytest.approx(0.1)
+
+
+def test_best_condition_needs_support() -> None:
+    f = lambda x: ContextFeatures("k", 1, texture=x)  # noqa: E731
+    assert best_condition([(True, f(1)), (False, f(9))], min_support=2) is None
+
+
+def test_verification_accepts_only_negative_benefit_and_refines() -> None:
+    telea = Rule("t", "object_removal", ("grabcut_segment", "remove_telea"), seconds=0.1, quality=0.95)
+    patch = Rule("p", "object_removal", ("grabcut_segment", "remove_patchmatch"), seconds=1.5, quality=1.0)
+    table = RuleTable((patch,))
+
+    class Sample:
+        def __init__(self, i: int, frac: float) -> None:
+            self.key, self.frac = f"s{i}", frac
+
+    samples = [Sample(i, 0.05 if i < 6 else 0.3) for i in range(8)]
+
+    class Runner:
+        alpha = 1.0
+
+        def __call__(self, s: Sample, t: RuleTable) -> SampleResult:
+            f = ContextFeatures("object_removal", 100, region_fraction=s.frac)
+            r = t.choose(f, 1.0)
+            if r.id.startswith("t") and s.frac > 0.1:  # telea fails on large holes: pays it, then patchmatch
+                return SampleResult(1.6, 1.0, True, r.id, f)
+            return SampleResult(r.seconds, r.quality, True, r.id, f)
+
+    cache: dict = {}
+    ok, ev, _ = verify(Candidate("add", telea, ""), table, samples, Runner(), cache)
+    # Old: 8 × 1.5 = 12 s, quality 1. New: 6 × 0.1 + 2 × 1.6 = 3.8 s, quality 0.9625 → ΔC −68.3 %, ΔQ −3.75 %.
+    assert ev["dC%"] == pytest.approx(-68.33, abs=0.01) and ev["dQ%"] == pytest.approx(-3.75)
+    assert ok and ev["B"] < 0
+    # A proposal the table would never choose changes nothing and is not accepted.
+    worse = Rule("w", "object_removal", ("grabcut_segment", "remove_telea"), seconds=5.0, quality=0.5)
+    ok2, ev2, _ = verify(Candidate("add", worse, ""), RuleTable((patch, telea)), samples, Runner(), cache)
+    assert ev2["changed"] == 0 and not ok2
+    # One that is cheap but fails where holes are large is refined by a condition that excludes them.
+    bad = Rule("t3", "object_removal", ("grabcut_segment", "remove_telea"), seconds=0.01, quality=0.85)
+    _, _, pairs3 = verify(Candidate("add", bad, ""), table, samples, Runner(), cache)
+    refined = refine(Candidate("add", bad, ""), pairs3)
+    assert refined is not None and refined.rule.conditions[0].feature == "region_fraction"
+
+
+def test_llm_inducer_drops_invalid_proposals(tables) -> None:
+    from costa.llm_client import LlmClient, LlmConfig
+    from tests.fake_openai import FakeOpenAI, chat
+
+    good = {"kind": "text_removal", "tools": ["rapidocr_detect", "text_remove_telea"],
+            "conditions": [{"feature": "texture", "op": "<", "value": 5}], "why": "smooth backgrounds"}  # fmt: skip
+    bad_tool = {"kind": "text_removal", "tools": ["easyocr_fast", "text_remove_telea"], "conditions": []}
+    bad_feature = {"kind": "text_removal", "tools": ["rapidocr_detect", "text_remove_telea"],
+                   "conditions": [{"feature": "vibes", "op": "<", "value": 1}]}  # fmt: skip
+    with FakeOpenAI([chat({"rules": [good, bad_tool, bad_feature]})]) as fake:
+        client = LlmClient(LlmConfig(fake.base_url, None, "fake-model", retries=0))
+        cands, calls = induce_llm(client, [_trace(True, ("a",), 0.1)], RuleTable(()), tables)
+        assert "subroutine induction" in [c.purpose for c in calls]
+        assert "traces" in fake.chat_requests[0]["messages"][0]["content"].lower()
+    assert [c.rule.tools for c in cands] == [("rapidocr_detect", "text_remove_telea")]
+    assert cands[0].inducer == "llm" and cands[0].rule.conditions[0].describe() == "texture < 5"
+
+
+# -------------------------------------------------------------------------------------------- fast–slow, real tools
+
+
+def _object_scene():
+    from costa.testing.scenes import make_object_scene
+
+    return make_object_scene("texture", "ellipse", height=96, width=128, seed=3)
+
+
+def _run(services, image, plan, runtime, box):
+    from costa.agent import UserRegion
+
+    return list(run_fast_slow(services, image, plan, 1.0, None, UserRegion(boxes=(box,)), runtime, task="t1"))
+
+
+def test_fast_rule_serves_and_a_failing_rule_falls_back_with_its_reason(tmp_path: Path) -> None:
+    scene = _object_scene()
+    services = Services(Settings(home=tmp_path))
+    store = Store(tmp_path)
+    runtime = FastSlowRuntime.from_services(services, store, induce=False)
+    box = Box(scene.box.x - 4, scene.box.y - 4, scene.box.w + 8, scene.box.h + 8)
+    plan = Plan(subtasks=(Subtask(id="s1", kind="object_recoloration", target="object", result="green"),))
+    events = _run(services, scene.image, plan, runtime, box)
+    hits = [e for e in events if isinstance(e, RuleHit)]
+    assert [h.rule_id for h in hits] == ["shipped-recolour-box"]
+    done = [e for e in events if isinstance(e, SubtaskDone)]
+    assert done and done[0].tools == ("grabcut_segment", "recolor_lab") and done[0].quality >= 0.8
+    assert isinstance(events[-1], TurnDone) and events[-1].ok
+    # A rule whose last step fails its check on this scene (HSV recolouring over the whole box paints the textured
+    # background too): the state rolls back and the local A* serves the subtask.
+    bad = Rule("bad", "object_recoloration", ("box_mask", "recolor_hsv"), seconds=1e-4, quality=1.0, source="learned")
+    runtime._table = RuleTable((bad,))
+    events = _run(services, scene.image, plan, runtime, box)
+    fb = [e for e in events if isinstance(e, Fallback)]
+    assert fb and fb[0].rule_id == "bad" and fb[0].tool == "recolor_hsv" and "failed its check" in fb[0].reason
+    done = [e for e in events if isinstance(e, SubtaskDone)]
+    assert done and done[0].tools != ("box_mask", "recolor_hsv") and done[0].quality >= 0.8
+    log = ObservationLog(store)
+    traces = log.traces()
+    assert any(t.mode == "fast" and not t.success and t.rule_id == "bad" for t in traces)
+    assert any(t.mode == "slow" and t.success for t in traces)
+    assert all(t.features["kind"] == "object_recoloration" for t in traces)
+    assert log.aggregates()[("recolor_lab", "object_recoloration")][0] >= 2
+
+
+def test_run_turn_mode_switch_and_cli_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from costa.agent import run_turn
+    from costa.cli import main
+
+    monkeypatch.setenv("COSTA_HOME", str(tmp_path))
+    services = Services(Settings(home=tmp_path))
+    image = np.full((64, 80, 3), 90, np.uint8)
+    plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
+    events = list(run_turn(services, image, plan, mode="fast-slow"))
+    assert any(isinstance(e, RuleHit) and e.rule_id == "shipped-adjust" for e in events)
+    assert events[-1].ok
+    log = ObservationLog(Store(tmp_path))
+    assert log.counter("tasks") == 1 and len(log.traces()) == 1
+    frozen = FastSlowRuntime.from_services(services, Store(tmp_path), induce=False)
+    frozen.record = False  # evaluation: nothing learned, stored or counted
+    list(run_turn(services, image, plan, mode="fast-slow", runtime=frozen))
+    assert log.counter("tasks") == 1 and len(log.traces()) == 1
+    out = io.StringIO()
+    assert main(["rules", "list"], out) == 0 and "shipped-adjust" in out.getvalue()
+    log.append_rules(
+        [("add", Rule("learned-x", "global_adjustment", ("global_adjust",), (Condition("texture", ">", 1),)))]
+    )
+    out = io.StringIO()
+    assert main(["rules", "diff", "0", "1"], out) == 0 and "+ learned-x" in out.getvalue()
+    out = io.StringIO()
+    assert main(["rules", "reset"], out) == 0 and "retired 1" in out.getvalue()
+    assert "learned-x" not in {r.id for r in log.rule_table(load_shipped_rules(services.tables)).rules}
+    out = io.StringIO()
+    assert main(["doctor"], out) == 0 and "table vs learned" in out.getvalue()
+
+
+def test_chat_notes_name_the_serving_rule_or_the_fallback_reason() -> None:
+    from ui.turnview import TurnView
+
+    view = TurnView("edit", {})
+    view.apply(RuleHit("s1", "learned-x", ("grabcut_segment", "remove_telea"), 3, 0.2))
+    view.apply(Fallback("s2", "rule r: remove_telea failed its check (quality 0.61 below threshold 0.80)", "r"))
+    assert view.notes == [
+        "s1: fast — rule learned-x (v3): grabcut_segment → remove_telea",
+        "s2: slow — local A* (rule r: remove_telea failed its check (quality 0.61 below threshold 0.80))",
+    ]
+
+
+def test_vlm_labels_reach_the_traces_when_an_endpoint_is_configured(tmp_path: Path) -> None:
+    from costa.events import LlmCall
+    from tests.fake_openai import FakeOpenAI, chat
+
+    labels = {"object_size": "small", "background": "uniform", "text_on_flat_background": "no", "target_occluded": "no"}
+    with FakeOpenAI([chat(labels)]) as fake:
+        settings = Settings(home=tmp_path, openai_base_url=fake.base_url, llm_model="fake-model", llm_retries=0)
+        services = Services(settings)
+        runtime = FastSlowRuntime.from_services(services, Store(tmp_path), induce=False)
+        plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
+        events = list(run_fast_slow(services, np.full((48, 64, 3), 90, np.uint8), plan, 1.0, None, None, runtime))
+    assert any(isinstance(e, LlmCall) and e.purpose == "context features" for e in events)
+    (trace,) = ObservationLog(Store(tmp_path)).traces()
+    assert trace.features["labels"]["background"] == "uniform"
+
+
+def test_the_page_runs_fast_slow_turns_and_the_chat_names_the_rule(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from ui.render import chat_messages
+    from ui.workspace import MODES, Workspace
+
+    assert "fast-slow" in MODES
+    ws = Workspace(Services(Settings(home=tmp_path)), Store(tmp_path / "store"))
+    try:
+        path = tmp_path / "grey.png"
+        Image.fromarray(np.full((48, 64, 3), 90, np.uint8)).save(path)
+        sid = ws.open_session(None, None).id
+        ws.upload(sid, None, path)
+        view = [v for v, _ in ws.run(sid, None, "Make the image brighter.", 1.0, 0.8, mode="fast-slow")][-1]
+        assert view.status == "done"
+        assert any("fast — rule shipped-adjust" in n for n in view.notes)
+        text = json_dumps(chat_messages(view))
+        assert "shipped-adjust" in text
+    finally:
+        ws.close()
+
+
+def json_dumps(value: object) -> str:
+    import json
+
+    return json.dumps(value, default=str)

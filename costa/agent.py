@@ -23,7 +23,7 @@ from costa.models.control import TurnControl, using_control
 from costa.planner.validate import plan_param_problems
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
-from costa.types import Box, EditState, Mask, Plan, Point, Subtask, ToolSpec
+from costa.types import Box, EditState, Mask, Plan, Point, Subtask, ToolOutput, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,25 @@ class UserRegion:
 
 
 @dataclass(frozen=True, eq=False)
+class FinalStep:
+    """A subtask's last step on a path: what reflection judges (the state before and after it, the tool's output)."""
+
+    subtask_id: str
+    tools: tuple[str, ...]
+    before: EditState
+    after: EditState
+    output: ToolOutput
+    produced: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)
 class TurnState:
     """The search's opaque state: the edit state plus per-subtask results gathered along this path."""
 
     edit: EditState
     results: tuple[tuple[str, str], ...] = ()
     images: tuple[tuple[str, np.ndarray], ...] = ()  # (subtask id, image after it) for subtasks that edit the image
+    finals: tuple[FinalStep, ...] = ()  # each subtask's final step along this path, in order
 
 
 @dataclass
@@ -121,12 +134,13 @@ class _Executor:
             verdict = check_step(self.ctx, tables.subtasks[node.kind], subtask, spec.outputs, before, after, output)
         except ToolError as e:
             return Outcome(seconds, 0.0, error=f"check of {node.tool} could not run: {e}")
-        results, images = parent.results, parent.images
+        results, images, finals = parent.results, parent.images, parent.finals
         if node.final:
             results = (*results, (node.subtask_id, _summarise(tables.subtasks[node.kind].produces, after, output)))
             if tables.subtasks[node.kind].edits_image:
                 images = (*images, (node.subtask_id, after.image))
-        return Outcome(seconds, verdict.quality, TurnState(after, results, images), verdict.reasons)
+            finals = (*finals, FinalStep(node.subtask_id, node.tools, before, after, output, spec.outputs))
+        return Outcome(seconds, verdict.quality, TurnState(after, results, images, finals), verdict.reasons)
 
 
 def step_params(spec: ToolSpec, subtask: Subtask, attempt: int) -> dict[str, Any]:
@@ -166,6 +180,8 @@ def run_turn(
     lazy: bool = True,
     mode: str | None = None,
     runtime: Any = None,
+    reflect: bool | None = None,
+    memory: Any = None,
     control: TurnControl | None = None,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
@@ -178,6 +194,9 @@ def run_turn(
         control: the turn's Stop flag and progress sink, seen by long tool calls (diffusion steps).
         mode: "lazy" / "eager" (whole-plan A*) or "fast-slow" (FaSTA*: learned subroutines first, local A* on
             failure; `runtime` is its `costa.subroutines.executor.FastSlowRuntime`, built from settings when None).
+        reflect: judge each finished subtask with the reflection experts and retry on their feedback
+            (`costa.reflect`); default from settings (COSTA_REFLECT, on).
+        memory: the session's `costa.reflect.memory.SessionMemory` (earlier turns' regions are protected).
     """
     if mode == "fast-slow":
         from costa.subroutines.executor import run_fast_slow
@@ -217,7 +236,9 @@ def run_turn(
         yield ErrorEvent("no subtask can run here: " + " | ".join(f"{k}: {v}" for k, v in skipped.items()))
         yield TurnDone(time.perf_counter() - t_start, 0.0, 0, 0.0, None, ok=False, skipped=skipped)
         return
-    executor = _Executor(services, plan, region, CheckContext(reader=services.reader), control)
+    from costa.reflect.memo import MemoReader  # the same pixels are read once per turn (checks, then reflection)
+
+    executor = _Executor(services, plan, region, CheckContext(reader=MemoReader(services.reader)), control)
 
     def label(n: object) -> tuple[str, str]:
         return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))
@@ -255,6 +276,22 @@ def run_turn(
         )
         return
     final: TurnState = result.state
+    if services.settings.reflect if reflect is None else reflect:
+        from costa.reflect.loop import reflect_turn
+
+        reflected = yield from reflect_turn(services, plan, image, region, result, executor, alpha, threshold, memory)
+        yield from reflected.done
+        yield TurnDone(
+            time.perf_counter() - t_start,
+            result.spent_seconds + reflected.extra_seconds,
+            result.executions + reflected.extra_executions,
+            reflected.quality,
+            reflected.image,
+            reflected.results,
+            ok=not skipped and reflected.ok,
+            skipped=skipped,
+        )
+        return
     results = dict(final.results)
     images = dict(final.images)
     steps = list(zip(result.path, result.step_quality, strict=True))

@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
         help="search mode: lazy A* (default), eager A* (published), fast-slow (FaSTA*: learned subroutines first)",
     )
     e.add_argument("--events", help="also write every event as JSON lines to this file")
+    e.add_argument(
+        "--no-reflect",
+        action="store_true",
+        help="skip multi-expert reflection and its retries (also COSTA_REFLECT=0); see tool_tables/reflection.yaml",
+    )
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
 
     pl = sub.add_parser(
@@ -240,7 +245,10 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"  step  {ev.subtask_id} {ev.tool}: {ev.what} {ev.done}/{ev.total}", file=out)
 
         control = TurnControl(on_event=on_progress)
-        turn = run_turn(services, image, plan, args.alpha, args.threshold, region, mode=mode, control=control)
+        reflect = False if args.no_reflect else None
+        turn = run_turn(
+            services, image, plan, args.alpha, args.threshold, region, mode=mode, reflect=reflect, control=control
+        )
         for ev in turn:
             if events_file is not None:
                 events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
@@ -276,6 +284,11 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
                 from costa.subroutines.commands import describe_event
 
                 print(describe_event(ev), file=out)
+            elif ev.kind in ("reflection", "reflection_retry", "reflection_kept", "expert_dropped"):
+                from costa.reflect.report import describe_event
+
+                if not args.quiet or ev.kind == "reflection_kept":
+                    print(describe_event(ev), file=out)
             elif isinstance(ev, ErrorEvent):
                 print(f"error: {ev.message}", file=sys.stderr)
             elif isinstance(ev, TurnDone):

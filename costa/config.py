@@ -95,6 +95,8 @@ class Settings:
     queue_size: requests the app queues before refusing more (COSTA_QUEUE_SIZE, default 64).
     auth: (user, password) pairs required to use the app, from COSTA_AUTH="user:password,user2:password2".
     mcp: also serve the app's API as an MCP server (COSTA_MCP=1; needs the `mcp` package).
+    reflect: judge every finished subtask with the reflection experts and retry on their feedback (COSTA_REFLECT,
+        default on; COSTA_REFLECT=0 turns it off). Its numbers live in tool_tables/reflection.yaml.
     """
 
     home: Path
@@ -118,6 +120,7 @@ class Settings:
     queue_size: int = 64
     auth: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # passwords: keep out of logs
     mcp: bool = False
+    reflect: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -149,4 +152,5 @@ class Settings:
             queue_size=int(_float(env, "COSTA_QUEUE_SIZE", 64, 1, 10_000)),
             auth=_auth(env.get("COSTA_AUTH", "")),
             mcp=env.get("COSTA_MCP", "") in ("1", "true", "yes"),
+            reflect=env.get("COSTA_REFLECT", "1").strip().lower() not in ("0", "false", "no", "off"),
         )

@@ -208,6 +208,56 @@ class InductionDone(Event):
     version: int
 
 
+@dataclass(frozen=True)
+class Reflection(Event):
+    """One reflection of one attempt at a subtask (IMAGAgent's multi-expert reflection).
+
+    `experts`: one dict per expert — `name`, `kind` ("offline"/"vlm"), `scores` for semantic_alignment,
+    perceptual_quality, aesthetics and logical_consistency (0–10, None where not judged), its `score` (mean of the
+    judged ones), `positive` and `negative` (lists of strings). `score` is the mean of the experts' scores (0–10);
+    `decision` is "accept" (score ≥ τ_sr), "retry" or "best_of" (τ_it attempts spent).
+    """
+
+    subtask_id: str
+    attempt: int  # 1 = the search's first result
+    experts: tuple[dict[str, Any], ...]
+    score: float
+    decision: str
+
+
+@dataclass(frozen=True)
+class ReflectionRetry(Event):
+    """A rejected attempt is retried with this action (other_path, next_params, other_grounder, restore_protected,
+    ask_user) because of `reason` (the negative feedback it acts on)."""
+
+    subtask_id: str
+    attempt: int  # the attempt about to run
+    action: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ExpertDropped(Event):
+    """A VLM expert gave no usable judgement for this attempt (malformed twice, endpoint down, timed out)."""
+
+    subtask_id: str
+    attempt: int
+    expert: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReflectionKept(Event):
+    """Which attempt a subtask keeps: the accepted one, or after τ_it attempts the best-scoring one (`accepted`
+    False)."""
+
+    subtask_id: str
+    attempt: int
+    score: float
+    accepted: bool
+    reason: str
+
+
 def drain(gen: Generator[Any, None, R], on_event: Callable[[Any], None] | None = None) -> R:
     """Run an event generator to its end, handing each event to `on_event`, and return the generator's value.
 

@@ -114,6 +114,31 @@ def _m2_scores(db: sqlite3.Connection) -> None:
     )
 
 
+def _m4_memory(db: sqlite3.Connection) -> None:
+    """Cross-turn memory (costa.reflect.memory): per turn the plan steps, resolved instruction and feedback as JSON,
+    and the accepted masks as packed bits."""
+    _statements(
+        db,
+        """
+        CREATE TABLE memory (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            turn_id INTEGER NOT NULL REFERENCES turns(id),
+            record TEXT NOT NULL,
+            PRIMARY KEY (session_id, turn_id)
+        );
+        CREATE TABLE memory_masks (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            turn_id INTEGER NOT NULL REFERENCES turns(id),
+            subtask_id TEXT NOT NULL,
+            height INTEGER NOT NULL,
+            width INTEGER NOT NULL,
+            bits BLOB NOT NULL,
+            PRIMARY KEY (turn_id, subtask_id)
+        );
+        """,
+    )
+
+
 def _m5_observations(db: sqlite3.Connection) -> None:
     """Tool runs and subtask traces (FaSTA*'s observations), learned subroutine rules, proposals, counters."""
     _statements(
@@ -178,6 +203,7 @@ def _m5_observations(db: sqlite3.Connection) -> None:
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _m1_history,
     _m2_scores,
+    _m4_memory,
     _m5_observations,
 )
 
@@ -528,6 +554,41 @@ class Store:
                 "SELECT * FROM scores WHERE session_id = ? ORDER BY turn_id, subtask_id, evaluator", (session_id,)
             ).fetchall()
         return [Score(**{k: r[k] for k in r.keys()}) for r in rows]  # noqa: SIM118
+
+
+def save_memory(store: Store, session_id: str, turn_id: int, row: dict[str, Any]) -> None:
+    """Save one turn's memory (`costa.reflect.memory.record_to_row`); masks go to their own table as packed bits."""
+    record = {k: v for k, v in row.items() if k != "masks"}
+    with store._db(write=True) as db:
+        db.execute(
+            "INSERT OR REPLACE INTO memory (session_id, turn_id, record) VALUES (?, ?, ?)",
+            (session_id, int(turn_id), json.dumps(record)),
+        )
+        for sid, h, w, bits in row.get("masks", ()):
+            db.execute(
+                "INSERT OR REPLACE INTO memory_masks (session_id, turn_id, subtask_id, height, width, bits)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, int(turn_id), sid, h, w, bits),
+            )
+
+
+def load_memory(store: Store, session_id: str) -> list[dict[str, Any]]:
+    """Every remembered turn of a session, oldest first, as rows for `costa.reflect.memory.record_from_row`."""
+    with store._db() as db:
+        rows = db.execute(
+            "SELECT turn_id, record FROM memory WHERE session_id = ? ORDER BY turn_id", (session_id,)
+        ).fetchall()
+        masks = db.execute(
+            "SELECT turn_id, subtask_id, height, width, bits FROM memory_masks WHERE session_id = ?", (session_id,)
+        ).fetchall()
+    out = []
+    for r in rows:
+        d = json.loads(r["record"])
+        d["masks"] = [
+            (m["subtask_id"], m["height"], m["width"], bytes(m["bits"])) for m in masks if m["turn_id"] == r["turn_id"]
+        ]
+        out.append(d)
+    return out
 
 
 def accuracy(scores: Sequence[Score]) -> tuple[dict[int, float], float | None]:

@@ -273,7 +273,10 @@ def test_llm_planner_calls_reach_the_chat_and_the_ledger(tmp_path: Path, sign: P
         "question": None,
     }
     with FakeOpenAI([chat(plan, prompt_tokens=900, completion_tokens=60)]) as fake:
-        settings = Settings(home=tmp_path, openai_base_url=fake.base_url, llm_model="fake-model", llm_retries=0)
+        # Reflection off: its VLM experts would ask the fake too (their calls are tested in tests/test_reflect.py).
+        settings = Settings(
+            home=tmp_path, openai_base_url=fake.base_url, llm_model="fake-model", llm_retries=0, reflect=False
+        )
         ws = Workspace(Services(settings), Store(tmp_path / "store"))
         assert ws.uses_llm() and llm_line(settings.openai_base_url, "fake-model", True).startswith("LLM: fake-model at")
         sid = new_session_with(ws, sign)

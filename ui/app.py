@@ -26,6 +26,7 @@ from costa.services import Services
 from costa.types import Mask
 from ui import render as R
 from ui.overlays import annotate, gpu_present, llm_line, points_text, status_line, thumbnail
+from ui.reflection_panel import build_reflection_panel, cost_note, panel_update, vlm_expert_count
 from ui.workspace import ALPHA_GRID, MAX_CLICKS, MODES, PlanResult, Workspace, is_tool_event
 
 log = logging.getLogger(__name__)
@@ -250,6 +251,7 @@ def build_ui(services: Services) -> gr.Blocks:
                             info="FaSTA* fast–slow runs a learned subroutine first; the chat says which rule served "
                             "each subtask, or why the local A* did.",
                         )
+                        reflection = build_reflection_panel(settings.reflect)
                         prediction = gr.Markdown(R.prediction_markdown(settings.alpha, []), elem_id="prediction")
                 gr.Markdown("### Live view: plan and tool search")
                 with gr.Row(equal_height=False):
@@ -399,7 +401,9 @@ def build_ui(services: Services) -> gr.Blocks:
                 note_md = "\n\n📍 " + R.pointing_hint(view, sorted(pointing)[0])
             current = [p for p in preds if abs(p[0] - round(float(a), 2)) < 1e-9]
             view.predicted = R.path_keys(current[0][1]) if current else []
-            out: dict[Any, Any] = {prediction: R.prediction_markdown(round(float(a), 2), preds) + note_md}
+            n_vlm = vlm_expert_count(settings) if settings.reflect else 0
+            reflect_md = cost_note(preds, round(float(a), 2), n_vlm, settings.reflect)
+            out: dict[Any, Any] = {prediction: R.prediction_markdown(round(float(a), 2), preds) + reflect_md + note_md}
             if show_graph and not ws.busy(state.session_id):
                 out[tree] = R.tree_markdown(view)
                 out[graph] = R.graph_markdown(view)
@@ -556,7 +560,7 @@ def build_ui(services: Services) -> gr.Blocks:
                 raise gr.Error("Upload an image first (or click an example).")
 
         @ui_errors
-        def on_send(state: UiState, text: str, a: float, th: float, box_text: str, m: str) -> Any:
+        def on_send(state: UiState, text: str, a: float, th: float, box_text: str, m: str, r: bool = True) -> Any:
             text = (text or "").strip()
             totals = R.session_totals(ws.session_totals(state.session_id))
             run = ws.run(
@@ -570,10 +574,15 @@ def build_ui(services: Services) -> gr.Blocks:
                 m,
                 state.plans.get(text),
                 brush=state.brush,
+                reflect=bool(r),
             )
             first = True
             view = None
+            seen: list[Any] = []
             for view, ev in run:
+                seen.append(ev)
+                if ev is not None and ev.kind == "reflection_kept":
+                    yield {reflection.markdown: panel_update(seen, bool(r))}
                 if not first and not is_tool_event(ev):
                     continue
                 if ev is None and view.status not in ("planning", "searching"):
@@ -597,6 +606,7 @@ def build_ui(services: Services) -> gr.Blocks:
                 state.box = ""
             state.plans = {}
             done = snapshot(state)  # the prediction follows (.then) for whatever is typed by now
+            done[reflection.markdown] = panel_update(seen, bool(r))
             if not state.box:
                 done[box] = ""
             yield done
@@ -679,6 +689,7 @@ def build_ui(services: Services) -> gr.Blocks:
         # ------------------------------------------------------------------------------------------- wiring
 
         everything = [
+            reflection.markdown,
             browser,
             ui,
             image,
@@ -729,7 +740,7 @@ def build_ui(services: Services) -> gr.Blocks:
                 **private,
             )
         box.blur(on_box, [ui, instruction, alpha, box], everything, show_progress="hidden", **private)
-        send_inputs = [ui, instruction, alpha, threshold, box, mode]
+        send_inputs = [ui, instruction, alpha, threshold, box, mode, reflection.switch]
         for trigger in (send.click, instruction.submit):
             trigger(guard, [ui, instruction], None, queue=False, trigger_mode="multiple", **private).success(
                 on_send,

@@ -318,10 +318,12 @@ class Workspace:
         mode: str = "lazy",
         cached: PlanResult | None = None,
         brush: Mask | None = None,
+        reflect: bool | None = None,
     ) -> Iterator[tuple[TurnView, Event | None]]:
         """Run one turn on the session's current image, yielding (view, event) as it goes; last event is None.
 
-        `brush` is a painted mask of the current image's size (see `costa.pointing.brush_mask`).
+        `brush` is a painted mask of the current image's size (see `costa.pointing.brush_mask`). `reflect` switches
+        multi-expert reflection on or off for this turn (default: COSTA_REFLECT).
 
         Raises:
             InputError: unknown session, no image yet, a turn already running, bad α/threshold/box/clicks/brush.
@@ -341,7 +343,17 @@ class Workspace:
             raise InputError("a turn is already running in this session: wait for it to finish or press Stop")
         try:
             yield from self._run_locked(
-                session, rt, instruction.strip(), alpha, threshold, list(clicks), box or "", mode, cached, brush
+                session,
+                rt,
+                instruction.strip(),
+                alpha,
+                threshold,
+                list(clicks),
+                box or "",
+                mode,
+                cached,
+                brush,
+                reflect,
             )
         finally:
             rt.lock.release()
@@ -358,7 +370,11 @@ class Workspace:
         mode: str,
         cached: PlanResult | None,
         brush: Mask | None = None,
+        reflect: bool | None = None,
     ) -> Iterator[tuple[TurnView, Event | None]]:
+        from costa.reflect.report import chat_note
+        from costa.reflect.session import load_session_memory, remember_turn
+
         rt.stop.clear()
         if session.head is None:
             raise InputError("upload an image first")
@@ -366,7 +382,14 @@ class Workspace:
         image = self.store.load_image(head)
         region = region_from_pointing(image, clicks, box, brush)
         view = TurnView(instruction, self.names, threshold, region_note=describe_region(region), reads=self.reads)
-        history = [t.instruction for t in self.store.turns(session.id)][-HISTORY_TURNS:]
+        memory = load_session_memory(self.store, session.id)  # earlier turns: protected regions, references
+        resolved = memory.resolve(instruction)
+        if resolved.box is not None and not region.artifacts():
+            region = UserRegion(boxes=(resolved.box,))  # "make it red" acts where the turn it refers to did
+        history = (
+            memory.summary_lines(HISTORY_TURNS)
+            or [t.instruction for t in self.store.turns(session.id)][-HISTORY_TURNS:]
+        )
         params = {"alpha": alpha, "threshold": threshold, "mode": mode, "clicks": clicks, "box": box}
         if brush is not None:
             params["brush_px"] = brush.area
@@ -380,13 +403,15 @@ class Workspace:
         status = "failed"
         try:
             yield view, None
-            if cached is not None:
+            if resolved.changed:
+                view.notes.append(f"Read as “{resolved.text}” ({resolved.note}).")
+            if cached is not None and not resolved.changed:
                 planned = cached
                 for ev in cached.events:
                     events.append(ev)
                     view.apply(ev)
             else:
-                planned = yield from self._fold(self._plan(instruction, image, history), view, events)
+                planned = yield from self._fold(self._plan(resolved.text, image, history), view, events)
             plan = planned.plan if planned.plan is not None else view.plan
             if planned.plan is not None:
                 view.layout, view.needs_pointing, _ = self.layout(planned.plan, region)
@@ -406,6 +431,8 @@ class Workspace:
                     region,
                     mode=mode,
                     runtime=runtime,
+                    reflect=reflect,
+                    memory=memory,
                     control=control,
                 )
                 for ev in turn:
@@ -413,6 +440,8 @@ class Workspace:
                         continue  # the planner already announced the plan
                     events.append(ev)
                     view.apply(ev)
+                    if (note := chat_note(ev)) is not None:
+                        view.notes.append(note)  # reflection retries and best-of choices, said in the chat
                     yield view, ev
                     if rt.stop.is_set():
                         turn.close()
@@ -422,6 +451,11 @@ class Workspace:
                 result_version = self._save_versions(session.id, head, turn_id, instruction, view)
                 view.result_version = result_version
             self._after_turn_pointing(view, params["given"])
+            if planned.plan is not None and view.outcome is not None:
+                box0 = region.boxes[0] if region.boxes else None
+                remember_turn(
+                    self.store, session.id, turn_id, instruction, resolved.text, planned.plan, image, events, box0
+                )
             status = view.status if view.status in ("done", "partial", "stopped") else "failed"
         except GeneratorExit:
             status = "stopped"

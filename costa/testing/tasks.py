@@ -277,6 +277,8 @@ class TaskResult:
     seconds: float
     executions: int
     error: str = ""
+    reported_done: bool = False  # the turn said every subtask was done (TurnDone.ok)
+    retries: int = 0  # reflection retries the turn made
 
     @property
     def success(self) -> bool:
@@ -490,8 +492,11 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
     turn: TurnDone | None = None
     passed: set[str] = set()  # subtasks whose final step passed its check on some path
     failed: dict[str, str] = {}  # subtask id → the last failure of a final step
+    retries = 0
     try:
         for ev in run_turn(services, task.image, plan, alpha=alpha, region=region):
+            if ev.kind == "reflection_retry":
+                retries += 1
             if isinstance(ev, SubtaskDone):
                 done[ev.subtask_id] = ev
             elif isinstance(ev, TurnDone):
@@ -544,4 +549,6 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
         for i, e in enumerate(task.expected)
     )
     executions = turn.executions if turn is not None else 0
-    return TaskResult(task.index, task.instruction, task.family, out, time.perf_counter() - t0, executions)
+    ok = bool(turn is not None and turn.ok)
+    seconds = time.perf_counter() - t0
+    return TaskResult(task.index, task.instruction, task.family, out, seconds, executions, "", ok, retries)

@@ -18,7 +18,18 @@ from pathlib import Path
 from costa.errors import CostaError
 
 #: Runner modules under `bench/`, in the order `--help` lists them.
-RUNNERS: tuple[str, ...] = ("search", "edit", "tools", "tasks", "planner", "app", "fasta", "reflection", "neural")
+RUNNERS: tuple[str, ...] = (
+    "search",
+    "edit",
+    "tools",
+    "tasks",
+    "planner",
+    "app",
+    "fasta",
+    "reflection",
+    "grounding",
+    "neural",
+)
 
 #: The shared benchmark data beside the repository (<workspace>/shared/benchmarks); optional.
 DEFAULT_BENCHMARKS_DIR = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"

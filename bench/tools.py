@@ -462,6 +462,64 @@ def run_tools_bench(
     return report
 
 
+#: Text subtasks measured per sign style by `--variants`.
+VARIANT_KINDS: tuple[str, ...] = ("text_replacement", "text_removal", "text_redaction", "keyword_highlighting")
+
+
+def run_variants_bench(
+    cases: int = 12, seed: int = 0, services: Services | None = None, tools: Sequence[str] | None = None
+) -> str:
+    """Measure the text tools on every sign style (`costa.testing.sign_styles`) and return a pass-rate table.
+
+    For each style the same scene seeds are drawn in that style; detection runs first on each case (as in the main
+    run), the editors start from what it found (ground-truth regions where it missed). Rows are (tool, subtask),
+    columns styles, cells the share of cases whose score reaches the search's threshold; a last row per subtask gives
+    the best tool's rate, which is what the search can reach.
+    """
+    from costa.testing.sign_styles import SIGN_STYLES
+
+    if cases < 1:
+        raise ValueError(f"cases must be at least 1, got {cases}")
+    t_start = time.perf_counter()
+    services = services or Services()
+    pairs, _ = measurable_pairs(services, tools)
+    pairs = [p for p in pairs if p[1] in VARIANT_KINDS]
+    rates: dict[tuple[str, str], dict[str, float]] = {}
+    failures: dict[tuple[str, str, str], str] = {}
+    warmed = False
+    for style in SIGN_STYLES:
+        run = _Run(services, CheckContext(reader=services.reader), seed)
+        for kind in dict.fromkeys(k for _, k in pairs):
+            run.cases[kind] = make_cases(kind, cases, seed, style=style)
+            if not warmed:
+                services.reader.read(run.cases[kind][0].image)
+                warmed = True
+        for tool_id, kind in pairs:
+            result = _measure(run, tool_id, kind)
+            rates.setdefault((tool_id, kind), {})[style] = result.pass_rate
+            if result.failures:
+                failures[(tool_id, kind, style)] = result.failures[0]
+    width = max((len(f"{t} on {k}") for t, k in rates), default=10) + 2
+    head = "".ljust(width) + "".join(s.rjust(20) for s in SIGN_STYLES)
+    out = [f"text tools per sign style: pass rate over {cases} cases each (seed {seed})", head]
+    for kind in VARIANT_KINDS:
+        rows = [(t, k) for t, k in rates if k == kind]
+        if not rows:
+            continue
+        for t, k in rows:
+            out.append(f"{t} on {k}".ljust(width) + "".join(f"{rates[(t, k)][s]:20.2f}" for s in SIGN_STYLES))
+        best = [max(rates[r][s] for r in rows if "text_regions" not in services.tables.tools[r[0]].outputs or
+                    len(rows) == 1) for s in SIGN_STYLES]  # fmt: skip
+        out.append(f"  best editor on {kind}".ljust(width) + "".join(f"{b:20.2f}" for b in best))
+    if failures:
+        out.append("")
+        out.append("first failure per (tool, subtask, style):")
+        out.extend(f"  {t} on {k} [{s}]: {why[:160]}" for (t, k, s), why in failures.items())
+    out.append("")
+    out.append(f"{len(rates)} rows × {len(SIGN_STYLES)} styles measured in {time.perf_counter() - t_start:.1f} s")
+    return "\n".join(out)
+
+
 HELP = "measure every ready embedded tool on synthetic cases; --write regenerates tool_tables/benchmark.csv"
 
 
@@ -471,6 +529,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--write", action="store_true", help="rewrite tool_tables/benchmark.csv with measured rows")
     p.add_argument("--tools", help="comma-separated tool ids to measure (default: every ready embedded tool)")
+    p.add_argument(
+        "--variants",
+        action="store_true",
+        help="measure the text tools per sign style (light on dark, saturated, outlined, shadowed, on a photo)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -483,5 +546,10 @@ def run(args: argparse.Namespace) -> int:
         unknown = sorted(set(tools) - set(load_tables().tools))
         if unknown or not tools:
             raise InputError(f"--tools names no known tool: {', '.join(unknown) or args.tools!r}")
+    if args.variants:
+        if args.write:
+            raise InputError("--variants measures sign styles only; it cannot --write the benchmark table")
+        print(run_variants_bench(cases=args.cases, seed=args.seed, tools=tools))
+        return 0
     print(run_tools_bench(cases=args.cases, seed=args.seed, write=args.write, tools=tools))
     return 0

@@ -17,12 +17,22 @@ import numpy as np
 
 from costa.checks import CheckContext, check_step
 from costa.errors import GroundingError, InputError, ToolError
-from costa.events import ErrorEvent, Event, PlanReady, SubgraphBuilt, SubtaskDone, TurnDone
+from costa.events import (
+    ErrorEvent,
+    Event,
+    PlanReady,
+    PointingNeeded,
+    SubgraphBuilt,
+    SubtaskDone,
+    TargetUnverified,
+    TurnDone,
+)
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
 from costa.models.control import TurnControl, using_control
 from costa.planner.validate import plan_param_problems
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
+from costa.targets import Verification, findable_by, ground_advice
 from costa.types import Box, EditState, Mask, Plan, Point, Subtask, ToolOutput, ToolSpec
 
 
@@ -78,6 +88,8 @@ class TurnState:
     results: tuple[tuple[str, str], ...] = ()
     images: tuple[tuple[str, np.ndarray], ...] = ()  # (subtask id, image after it) for subtasks that edit the image
     finals: tuple[FinalStep, ...] = ()  # each subtask's final step along this path, in order
+    #: (subtask id, what its grounder verified, the candidate region it found) along this path
+    verifications: tuple[tuple[str, Verification, np.ndarray | None], ...] = ()
 
 
 @dataclass
@@ -90,6 +102,12 @@ class _Executor:
     #: Why tools raised, in order, without repeats: (tool id, reason); and what would ground an unfound target.
     failures: dict[tuple[str, str], None] = field(default_factory=dict)
     advice: dict[str, None] = field(default_factory=dict)
+    #: Deterministic refusals, (tool id, subtask id) → error: a retry with other parameters would refuse the same way.
+    refused: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Edit a target that was found but not verified (the user accepted the candidate) instead of stopping there.
+    accept_unverified: bool = False
+    #: Subtask id → (what its grounder verified, the candidate region) for targets found but not verified.
+    unverified: dict[str, tuple[Verification, np.ndarray | None]] = field(default_factory=dict)
 
     def _record(self, tool: str, error: ToolError) -> None:
         if isinstance(error, GroundingError):
@@ -114,6 +132,11 @@ class _Executor:
         if len(node.tools) == 1:  # a subtask starts from the image and what the user pointed at, not stale artifacts
             before = EditState(before.image, self.region.artifacts())
         params = step_params(spec, subtask, attempt)
+        refusal = self.refused.get((node.tool, subtask.id))
+        if refusal is not None:  # the same words, the same refusal: not run again
+            return Outcome(
+                0.0, 0.0, error=f"{node.tool}: not retried, the refusal does not depend on parameters: {refusal}"
+            )
         tool = self.services.tool(node.tool)
         try:
             tool.ensure_loaded()  # loading a model once per process is not the tool's per-call cost
@@ -127,20 +150,81 @@ class _Executor:
                 output = self.services.runner.run(tool, before, subtask, params)
         except ToolError as e:
             self._record(node.tool, e)
+            if isinstance(e, GroundingError) and e.deterministic:
+                self.refused[(node.tool, subtask.id)] = e.reason
             return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
         seconds = time.perf_counter() - t0
         after = before.with_output(output)
+        record, candidate = output_verification(output, after)
+        if record is not None and not record.ok and not self.accept_unverified:
+            # Not verified: no edit of it will be accepted, so none is paid for; the candidate is kept to show.
+            self.unverified.setdefault(subtask.id, (record, candidate))
+            if any(e.aspect == "class" for e in record.missing):  # no parameter makes a colour into a car
+                self.refused[(node.tool, subtask.id)] = f"target not verified ({record.summary()})"
+            return Outcome(seconds, 0.0, error=f"{node.tool}: target not verified — {record.summary()}")
         try:
             verdict = check_step(self.ctx, tables.subtasks[node.kind], subtask, spec.outputs, before, after, output)
         except ToolError as e:
             return Outcome(seconds, 0.0, error=f"check of {node.tool} could not run: {e}")
+        for reason in verdict.reasons:
+            if "point better" in reason:  # the user's pointing, not the tool, was the problem: say so at the end
+                self.advice[reason[:1].upper() + reason[1:]] = None
         results, images, finals = parent.results, parent.images, parent.finals
+        verifications = _with_verification(parent.verifications, subtask, output, after, self.region, node.final)
         if node.final:
             results = (*results, (node.subtask_id, _summarise(tables.subtasks[node.kind].produces, after, output)))
             if tables.subtasks[node.kind].edits_image:
                 images = (*images, (node.subtask_id, after.image))
             finals = (*finals, FinalStep(node.subtask_id, node.tools, before, after, output, spec.outputs))
-        return Outcome(seconds, verdict.quality, TurnState(after, results, images, finals), verdict.reasons)
+        state = TurnState(after, results, images, finals, verifications)
+        return Outcome(seconds, verdict.quality, state, verdict.reasons)
+
+
+def output_verification(output: Any, after: EditState) -> tuple[Verification | None, np.ndarray | None]:
+    """The `Verification` on the masks or boxes a step output, and the union of those as a bool (H, W) region."""
+    for kind in ("masks", "boxes"):
+        items = tuple(output.artifacts.get(kind) or ())
+        found = next((i.verification for i in items if getattr(i, "verification", None) is not None), None)
+        if found is not None:
+            candidate = np.zeros((after.height, after.width), dtype=bool)
+            for item in items:
+                data = item.data if kind == "masks" else item.to_mask(after.height, after.width)
+                if data.shape == candidate.shape:
+                    candidate |= data
+            return found, candidate
+    return None, None
+
+
+def _unverified_event(plan: Plan, sid: str, record: Verification, candidate: np.ndarray | None) -> TargetUnverified:
+    return TargetUnverified(
+        sid,
+        plan.by_id(sid).target or "",
+        record.method,
+        tuple(e.describe() for e in record.verified),
+        tuple(e.describe() for e in record.missing),
+        record.summary(),
+        candidate,
+    )
+
+
+def _with_verification(
+    known: tuple[tuple[str, Verification, np.ndarray | None], ...],
+    subtask: Subtask,
+    output: Any,
+    after: EditState,
+    region: UserRegion,
+    final: bool,
+) -> tuple[tuple[str, Verification, np.ndarray | None], ...]:
+    """`known` plus what this step's grounder verified (the record on the masks or boxes it output), or, at the end
+    of a subtask with a target that no grounder verified, "pointed by the user" when the user pointed."""
+    found, candidate = output_verification(output, after)
+    if found is None and final and subtask.target and region.artifacts() and all(k != subtask.id for k, _, _ in known):
+        from costa.grounding import pointed
+
+        found = pointed("user", subtask.target)
+    if found is None:
+        return known
+    return (*(k for k in known if k[0] != subtask.id), (subtask.id, found, candidate))
 
 
 def step_params(spec: ToolSpec, subtask: Subtask, attempt: int) -> dict[str, Any]:
@@ -164,10 +248,42 @@ def _summarise(produces: str, after: EditState, output: Any) -> str:
 
 
 def build_graph(services: Services, plan: Plan, region: UserRegion) -> ToolGraph:
+    """The plan's tool subgraph; a grounder that cannot find a subtask's target by its words (the colour grounder
+    for a target with no colour, the face detector for "the tower") is left out for that subtask."""
     given = {s.id: frozenset(region.artifacts()) for s in plan.subtasks}
+    tools = services.tables.tools
+
+    def can_serve(subtask: Subtask, tool_id: str) -> str | None:
+        if not subtask.target or findable_by(tools[tool_id].family, subtask.target):
+            return None
+        return f"{tool_id} cannot find {subtask.target!r} ({tools[tool_id].family} grounding);"
+
     return build_plan_graph(
-        services.tables, plan, services.is_ready_fn(), given, why_not=lambda t: services.why_not(t) or "ready"
+        services.tables,
+        plan,
+        services.is_ready_fn(),
+        given,
+        why_not=lambda t: services.why_not(t) or "ready",
+        can_serve=can_serve,
     )
+
+
+def pointing_needed(services: Services, plan: Plan, region: UserRegion) -> list[PointingNeeded]:
+    """Before anything runs: the targets no ready tool can find by itself with what the user pointed at so far."""
+    return _pointing_needed(plan, dict(build_graph(services, plan, region).unavailable))
+
+
+def _pointing_needed(plan: Plan, unavailable: dict[str, str]) -> list[PointingNeeded]:
+    """One `PointingNeeded` per target whose subtasks are unavailable only because no ready tool can find it."""
+    by_target: dict[str, list[str]] = {}
+    for sid, why in unavailable.items():
+        sub = plan.by_id(sid)
+        if sub.target and "cannot find" in why:
+            by_target.setdefault(sub.target, []).append(sid)
+    return [
+        PointingNeeded(tuple(sids), target, f"no ready tool can find {target!r} by itself. {ground_advice(target)}")
+        for target, sids in by_target.items()
+    ]
 
 
 def run_turn(
@@ -182,6 +298,7 @@ def run_turn(
     runtime: Any = None,
     reflect: bool | None = None,
     memory: Any = None,
+    accept_unverified: bool = False,
     control: TurnControl | None = None,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
@@ -191,6 +308,8 @@ def run_turn(
         threshold: quality a step's check must reach, in [0, 1] (default from settings).
         region: boxes/masks/points the user supplied.
         lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
+        accept_unverified: report a subtask whose target was found but not verified as done (the user accepted the
+            candidate region); otherwise it is reported `TargetUnverified`, not done, and the turn is not ok.
         control: the turn's Stop flag and progress sink, seen by long tool calls (diffusion steps).
         mode: "lazy" / "eager" (whole-plan A*) or "fast-slow" (FaSTA*: learned subroutines first, local A* on
             failure; `runtime` is its `costa.subroutines.executor.FastSlowRuntime`, built from settings when None).
@@ -232,6 +351,10 @@ def run_turn(
         tuple(tg.unavailable.items()),
     )
     skipped = dict(tg.unavailable)
+    for ev in _pointing_needed(plan, skipped):
+        yield ev
+        for sid in ev.subtask_ids:
+            skipped[sid] = ev.reason
     if not runnable:
         yield ErrorEvent("no subtask can run here: " + " | ".join(f"{k}: {v}" for k, v in skipped.items()))
         yield TurnDone(time.perf_counter() - t_start, 0.0, 0, 0.0, None, ok=False, skipped=skipped)
@@ -239,6 +362,7 @@ def run_turn(
     from costa.reflect.memo import MemoReader  # the same pixels are read once per turn (checks, then reflection)
 
     executor = _Executor(services, plan, region, CheckContext(reader=MemoReader(services.reader)), control)
+    executor.accept_unverified = accept_unverified
 
     def label(n: object) -> tuple[str, str]:
         return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))
@@ -261,10 +385,17 @@ def run_turn(
     for obs in result.observations:
         services.estimates.observe(obs.node.tool, obs.node.kind, obs.seconds, obs.quality)
     if not result.found:
+        unverified = {sid: rec.summary() for sid, (rec, _) in executor.unverified.items()}
+        for sid, (rec, cand) in executor.unverified.items():
+            yield _unverified_event(plan, sid, rec, cand)
         why = executor.failure_summary()
-        yield ErrorEvent(
-            f"no tool path passed its checks: {result.reason}; the image is unchanged" + (f" — {why}" if why else "")
-        )
+        if unverified:  # the search stopped at a target it could not verify: that, not the checks, is the news
+            yield ErrorEvent("the target was found but not verified, so nothing was edited; the image is unchanged")
+        else:
+            yield ErrorEvent(
+                f"no tool path passed its checks: {result.reason}; the image is unchanged"
+                + (f" — {why}" if why else "")
+            )
         yield TurnDone(
             time.perf_counter() - t_start,
             result.spent_seconds,
@@ -273,6 +404,7 @@ def run_turn(
             None,
             ok=False,
             skipped=skipped,
+            unverified=unverified,
         )
         return
     final: TurnState = result.state
@@ -295,9 +427,17 @@ def run_turn(
     results = dict(final.results)
     images = dict(final.images)
     steps = list(zip(result.path, result.step_quality, strict=True))
+    checked = {sid: (v, cand) for sid, v, cand in final.verifications}
+    unverified: dict[str, str] = {}
     for sid in [s for s in runnable]:
         mine = [(n, q) for n, q in steps if n.subtask_id == sid]
         quality = float(np.prod([q for _, q in mine])) if mine else 0.0
+        record, candidate = checked.get(sid, (None, None))
+        if record is not None and not record.ok:  # only when accepted: unaccepted ones never reach a path
+            unverified[sid] = record.summary()
+            yield _unverified_event(plan, sid, record, candidate)
+            if not accept_unverified:
+                continue
         yield SubtaskDone(
             sid, plan.by_id(sid).kind, tuple(n.tool for n, _ in mine), quality, results.get(sid, ""), images.get(sid)
         )
@@ -308,6 +448,7 @@ def run_turn(
         result.quality,
         final.edit.image,
         results,
-        ok=not skipped,
+        ok=not skipped and (accept_unverified or not unverified),
         skipped=skipped,
+        unverified=unverified,
     )

@@ -1,7 +1,8 @@
 """`python -m costa …`: edit, plan, doctor, bench.
 
 Exit codes: 0 done; 2 bad input or nothing could be done (no output written); 3 partly done (output written, some
-subtasks skipped or failed — the message says which).
+subtasks skipped or failed — the message says which); 4 a target was found but not verified (e.g. only the colour of
+"the red car" matched): nothing written unless `--accept-unverified`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TextIO
 
 from costa.errors import CostaError, InputError
 
-EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 2, 3
+EXIT_OK, EXIT_ERROR, EXIT_PARTIAL, EXIT_UNVERIFIED = 0, 2, 3, 4
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,6 +40,11 @@ def _parser() -> argparse.ArgumentParser:
         help="a click on the target in pixels (repeatable); add ',neg' for a click on background",
     )
     e.add_argument("--eager", action="store_true", help="run every successor on expansion (benchmark baseline)")
+    e.add_argument(
+        "--accept-unverified",
+        action="store_true",
+        help="edit a target that was found but not verified (e.g. only its colour matched) instead of exiting 4",
+    )
     e.add_argument(
         "--mode",
         choices=("lazy", "eager", "fast-slow"),
@@ -202,9 +208,11 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     from costa.events import (
         ErrorEvent,
         PathChosen,
+        PointingNeeded,
         Retry,
         SubgraphBuilt,
         SubtaskDone,
+        TargetUnverified,
         ToolFailed,
         ToolFinished,
         TurnDone,
@@ -246,10 +254,18 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
 
         control = TurnControl(on_event=on_progress)
         reflect = False if args.no_reflect else None
-        turn = run_turn(
-            services, image, plan, args.alpha, args.threshold, region, mode=mode, reflect=reflect, control=control
-        )
-        for ev in turn:
+        for ev in run_turn(
+            services,
+            image,
+            plan,
+            args.alpha,
+            args.threshold,
+            region,
+            mode=mode,
+            reflect=reflect,
+            accept_unverified=args.accept_unverified,
+            control=control,
+        ):
             if events_file is not None:
                 events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
             if isinstance(ev, ToolFinished):
@@ -280,6 +296,10 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
                     f"{ev.quality:.2f} — {ev.result}",
                     file=out,
                 )
+            elif isinstance(ev, TargetUnverified):
+                print(f"unverified {ev.subtask_id} {ev.target!r}: {ev.summary}", file=out)
+            elif isinstance(ev, PointingNeeded):
+                print(f"point first {', '.join(ev.subtask_ids)}: {ev.reason}", file=out)
             elif ev.kind in ("rule_hit", "fallback", "induction_done") and not args.quiet:
                 from costa.subroutines.commands import describe_event
 
@@ -298,7 +318,18 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
             events_file.close()
     assert done is not None  # run_turn always ends with TurnDone
     _print_ledger(ledger, done, out)
+    for sid, why in done.unverified.items():
+        print(f"  {sid:8} target not verified{' (accepted)' if args.accept_unverified else ''}: {why}", file=out)
     _print_llm_costs(planning_events, out)
+    if done.unverified and not args.accept_unverified:
+        for sid, why in done.unverified.items():
+            print(f"error: the target of {sid} was not verified — {why}", file=sys.stderr)
+        print(
+            "nothing was written: point at the object (--point x,y or --box x,y,w,h) or pass --accept-unverified "
+            "to edit the candidate region",
+            file=sys.stderr,
+        )
+        return EXIT_UNVERIFIED
     if done.image is None:
         print("nothing was written", file=sys.stderr)
         return EXIT_ERROR

@@ -40,10 +40,12 @@ class GroundingError(ToolError):
     """A grounding tool could not find the subtask's target on this backend.
 
     `advice` says what would ground it (the neural detector, a click or a box); the agent shows it once at the end of
-    a failed turn, however many grounders said the same.
+    a failed turn, however many grounders said the same. `deterministic` says the refusal depends on the target's
+    words only, not on the tool's parameters, so a retry with other parameters would refuse the same way.
     """
 
-    def __init__(self, reason: str, advice: str = "") -> None:
+    def __init__(self, reason: str, advice: str = "", deterministic: bool = False) -> None:
         super().__init__(f"{reason}. {advice}" if advice else reason)
         self.reason = reason
         self.advice = advice
+        self.deterministic = deterministic

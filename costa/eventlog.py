@@ -43,7 +43,7 @@ def event_to_dict(ev: E.Event) -> dict[str, Any]:
     d: dict[str, Any] = {"kind": ev.kind}
     for f in dataclasses.fields(ev):
         v = getattr(ev, f.name)
-        if f.name == "image":
+        if f.name in ("image", "region"):  # pixels live in versions, not in the event log
             d[f.name] = None if v is None else list(getattr(v, "shape", ()))
         else:
             d[f.name] = _plain(v)
@@ -66,7 +66,7 @@ def event_from_dict(d: dict[str, Any]) -> E.Event | None:
         if f.name not in d:
             continue
         v = d[f.name]
-        if f.name == "image":
+        if f.name in ("image", "region"):
             v = None
         elif f.name == "plan" and isinstance(v, dict):
             from costa.types import Plan

@@ -169,6 +169,32 @@ class TurnDone(Event):
     results: dict[str, str] = field(default_factory=dict)  # subtask id -> text/label/caption or edit summary
     ok: bool = True  # every planned subtask was done and passed its checks
     skipped: dict[str, str] = field(default_factory=dict)  # subtask id -> why it could not run
+    unverified: dict[str, str] = field(default_factory=dict)  # subtask id -> what of its target was not verified
+
+
+@dataclass(frozen=True)
+class TargetUnverified(Event):
+    """A subtask's target was grounded but not verified (e.g. only its colour matched "the red car"): the subtask is
+    not done. `region` is the candidate bool (H, W) mask the grounder found (None before anything ran, when no ready
+    tool can find the target: the user must point first); `verified`/`missing` describe the evidence."""
+
+    subtask_id: str
+    target: str
+    method: str
+    verified: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    summary: str = ""
+    region: Any = None
+
+
+@dataclass(frozen=True)
+class PointingNeeded(Event):
+    """Known at graph build time: no ready tool can find these subtasks' target by itself; the user must point
+    (click, box or brush). The subtasks that do not depend on them still run."""
+
+    subtask_ids: tuple[str, ...]
+    target: str
+    reason: str
 
 
 @dataclass(frozen=True)

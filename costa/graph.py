@@ -183,19 +183,30 @@ def build_plan_graph(
     why_not: Callable[[str], str] | None = None,
     max_chain: int = DEFAULT_MAX_CHAIN,
     max_orderings: int = DEFAULT_MAX_ORDERINGS,
+    can_serve: Callable[[Subtask, str], str | None] | None = None,
 ) -> ToolGraph:
     """Tool subgraph for a whole plan (CoSTA*): chains of every subtask, joined along each allowed ordering.
 
     Args:
         given: per subtask id, artifact types the user supplied for it (e.g. {"boxes"} after a --box).
         why_not: reason a tool is not ready (for the `unavailable` report); defaults to its table status.
+        can_serve: (subtask, tool id) → None when the tool may serve that subtask, else why not (a grounder that
+            cannot find the subtask's target by its words); a subtask left with no chain is unavailable for that
+            reason.
     """
     given = given or {}
     why = why_not or (lambda tid: f"status {tables.tools[tid].status}")
     chains: dict[str, tuple[tuple[str, ...], ...]] = {}
     unavailable: dict[str, str] = {}
     for s in plan.subtasks:
-        found = subtask_chains(tables, s.kind, given.get(s.id, frozenset()), is_ready, max_chain)
+        have = given.get(s.id, frozenset())
+        found = subtask_chains(tables, s.kind, have, is_ready, max_chain)
+        if found and can_serve is not None:
+            verdicts = {t: can_serve(s, t) for c in found for t in c}
+            found = tuple(c for c in found if all(verdicts[t] is None for t in c))
+            if not found:
+                unavailable[s.id] = " ".join(dict.fromkeys(v for v in verdicts.values() if v))
+                continue
         if found:
             chains[s.id] = found
         else:

@@ -36,7 +36,9 @@ import numpy as np
 from costa.errors import InputError
 
 VersionKind = Literal["upload", "subtask", "turn"]
-TurnStatus = Literal["running", "done", "partial", "failed", "stopped"]
+TurnStatus = Literal["running", "done", "partial", "unverified", "failed", "stopped"]
+#: What became of a subtask's target: verified by its grounder, found but not verified, or needing the user to point.
+TargetStatus = Literal["verified", "unverified", "pointing_needed"]
 #: Scores evaluators may give a subtask: fail, partial credit 0.1 … 0.9 (CoSTA*'s human-evaluation rubric), full.
 SCORE_LEVELS: tuple[float, ...] = tuple(round(i / 10, 1) for i in range(11))
 
@@ -114,7 +116,7 @@ def _m2_scores(db: sqlite3.Connection) -> None:
     )
 
 
-def _m4_memory(db: sqlite3.Connection) -> None:
+def _m3_memory(db: sqlite3.Connection) -> None:
     """Cross-turn memory (costa.reflect.memory): per turn the plan steps, resolved instruction and feedback as JSON,
     and the accepted masks as packed bits."""
     _statements(
@@ -139,7 +141,7 @@ def _m4_memory(db: sqlite3.Connection) -> None:
     )
 
 
-def _m5_observations(db: sqlite3.Connection) -> None:
+def _m4_observations(db: sqlite3.Connection) -> None:
     """Tool runs and subtask traces (FaSTA*'s observations), learned subroutine rules, proposals, counters."""
     _statements(
         db,
@@ -199,12 +201,35 @@ def _m5_observations(db: sqlite3.Connection) -> None:
     )
 
 
+def _m5_targets(db: sqlite3.Connection) -> None:
+    """Per turn and subtask, what its target's grounder verified and what it did not (turn status 'unverified')."""
+    _statements(
+        db,
+        """
+        CREATE TABLE targets (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            turn_id INTEGER NOT NULL REFERENCES turns(id),
+            subtask_id TEXT NOT NULL,
+            target TEXT NOT NULL,
+            status TEXT NOT NULL,
+            method TEXT NOT NULL DEFAULT '',
+            verified TEXT NOT NULL DEFAULT '[]',
+            missing TEXT NOT NULL DEFAULT '[]',
+            summary TEXT NOT NULL DEFAULT '',
+            created REAL NOT NULL
+        );
+        CREATE INDEX targets_turn ON targets(turn_id);
+        """,
+    )
+
+
 #: Schema history, oldest first. Append only: never edit or reorder a migration that has shipped.
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _m1_history,
     _m2_scores,
-    _m4_memory,
-    _m5_observations,
+    _m3_memory,
+    _m4_observations,
+    _m5_targets,
 )
 
 
@@ -494,6 +519,41 @@ class Store:
                     turn_id,
                 ),
             )
+
+    def record_target(
+        self,
+        turn_id: int,
+        subtask_id: str,
+        target: str,
+        status: TargetStatus,
+        method: str = "",
+        verified: Sequence[str] = (),
+        missing: Sequence[str] = (),
+        summary: str = "",
+    ) -> None:
+        """Record what became of one subtask's target in a turn (see `TargetStatus`)."""
+        with self._db(write=True) as db:
+            db.execute(
+                "INSERT INTO targets (turn_id, subtask_id, target, status, method, verified, missing, summary, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    turn_id,
+                    subtask_id,
+                    target,
+                    status,
+                    method,
+                    json.dumps(list(verified)),
+                    json.dumps(list(missing)),
+                    summary,
+                    time.time(),
+                ),
+            )
+
+    def targets(self, turn_id: int) -> list[dict[str, Any]]:
+        """The target records of a turn, in the order they were recorded."""
+        with self._db() as db:
+            rows = db.execute("SELECT * FROM targets WHERE turn_id = ? ORDER BY id", (int(turn_id),)).fetchall()
+        return [{**dict(r), "verified": json.loads(r["verified"]), "missing": json.loads(r["missing"])} for r in rows]
 
     def turn(self, session_id: str, turn_id: int) -> Turn:
         try:

@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from costa.errors import InputError
+
+if TYPE_CHECKING:
+    from costa.targets import Verification
 
 #: Artifact types a tool may consume or produce. Each has one Python representation (see `EditState`).
 ARTIFACT_TYPES: tuple[str, ...] = (
@@ -41,6 +44,7 @@ class Box:
     h: int
     label: str = ""
     score: float = 1.0
+    verification: Verification | None = None  # what the grounder that found it verified (costa.targets)
 
     def __post_init__(self) -> None:
         if self.w <= 0 or self.h <= 0:
@@ -85,6 +89,7 @@ class Mask:
     data: np.ndarray
     label: str = ""
     score: float = 1.0
+    verification: Verification | None = None  # what the grounder that found it verified (costa.targets)
 
     def __post_init__(self) -> None:
         if self.data.ndim != 2 or self.data.dtype != bool:
@@ -99,7 +104,7 @@ class Mask:
         if len(xs) == 0:
             return None
         x1, y1 = int(xs.min()), int(ys.min())
-        return Box(x1, y1, int(xs.max()) - x1 + 1, int(ys.max()) - y1 + 1, self.label, self.score)
+        return Box(x1, y1, int(xs.max()) - x1 + 1, int(ys.max()) - y1 + 1, self.label, self.score, self.verification)
 
 
 @dataclass(frozen=True)

@@ -87,13 +87,13 @@ def test_unavailable_subtask_is_skipped_with_reason(services: Services) -> None:
 
 
 def test_recolour_needs_a_region_on_the_embedded_backend(services: Services) -> None:
-    # The colour grounder runs (it needs only the image) but "car" names no colour: the turn ends by saying what
+    # "car" names no colour, so no ready grounder can find it: known when the graph is built, the turn says what
     # would ground it, and nothing is guessed.
     img = np.full((120, 160, 3), 200, np.uint8)
     plan = Plan(subtasks=(Subtask(id="s1", kind="object_recoloration", target="car", result="pink"),))
     events = run(services, img, plan)
     message = " ".join(e.message for e in events if isinstance(e, ErrorEvent))
-    assert "names no colour" in message and "Grounding DINO" in message and "draw a box" in message
+    assert "no ready tool can find 'car'" in message and "Grounding DINO" in message and "draw a box" in message
     assert events[-1].image is None and not events[-1].ok
 
 

@@ -79,10 +79,11 @@ def test_recoloration_fails_on_flat_fill_that_destroys_shading(scene: ObjectScen
     assert any("shading correlation 0.00" in r for r in verdict.reasons)
 
 
-def test_recoloration_finds_mask_in_output_or_edited_region(scene: ObjectScene) -> None:
+def test_recoloration_never_trusts_only_the_declared_region(scene: ObjectScene) -> None:
     good = shaded_pink(scene)
     bare = EditState(scene.image)
-    assert judge("object_recoloration", RECOLOUR, bare, ToolOutput(image=good, edited_region=scene.mask)).quality == 1
+    # the tool's own claim is no evidence: with no grounded mask consumed or produced there is nothing to judge
+    assert judge("object_recoloration", RECOLOUR, bare, ToolOutput(image=good, edited_region=scene.mask)).quality == 0
     from_output = ToolOutput(image=good, artifacts={"masks": (Mask(scene.mask),)})
     assert judge("object_recoloration", RECOLOUR, bare, from_output).quality == 1.0
     assert judge("object_recoloration", RECOLOUR, bare, ToolOutput(image=good)).quality == 0.0  # nowhere to look

@@ -15,7 +15,15 @@ from PIL import Image
 
 from costa.agent import UserRegion, run_turn
 from costa.errors import InputError
-from costa.events import ErrorEvent, PathChosen, TurnDone
+from costa.events import (
+    ErrorEvent,
+    PathChosen,
+    PointingNeeded,
+    SubtaskDone,
+    TargetUnverified,
+    ToolStarted,
+    TurnDone,
+)
 from costa.images import parse_point
 from costa.masks import dilate_mask
 from costa.services import Services
@@ -55,7 +63,9 @@ def test_an_ungroundable_noun_ends_with_what_would_ground_it(services: Services)
     keep = scene.image.copy()
     events = turn(services, scene.image, Subtask(id="s1", kind="object_recoloration", target="car", result="pink"))
     message = error_text(events)
-    assert "'car' names no colour" in message
+    assert "no ready tool can find 'car' by itself" in message  # known when the graph is built, before any tool runs
+    assert not any(isinstance(e, ToolStarted) for e in events)
+    assert any(isinstance(e, PointingNeeded) and e.subtask_ids == ("s1",) for e in events)
     assert "Grounding DINO" in message and "costa doctor" in message
     assert "click on it" in message and "draw a box" in message
     assert message.count("Grounding DINO") == 1  # said once, however many grounders failed
@@ -64,9 +74,21 @@ def test_an_ungroundable_noun_ends_with_what_would_ground_it(services: Services)
     assert np.array_equal(scene.image, keep)
 
 
-def test_a_colour_word_grounds_the_object(services: Services) -> None:
+def test_colour_only_evidence_for_a_noun_leaves_the_target_unverified(services: Services) -> None:
     scene = make_object_scene("texture", "ellipse", colour=(205, 35, 40), seed=2)
     events = turn(services, scene.image, Subtask(id="s1", kind="object_recoloration", target="red car", result="blue"))
+    unverified = [e for e in events if isinstance(e, TargetUnverified)]
+    assert len(unverified) == 1 and "class 'car'" in unverified[0].missing[0]
+    assert unverified[0].region is not None and unverified[0].region.any()  # the candidate, to show the user
+    assert not any(isinstance(e, SubtaskDone) for e in events)
+    done = events[-1]
+    assert isinstance(done, TurnDone) and not done.ok and "s1" in done.unverified
+
+
+def test_a_colour_word_grounds_the_object(services: Services) -> None:
+    scene = make_object_scene("texture", "ellipse", colour=(205, 35, 40), seed=2)
+    events = turn(services, scene.image, Subtask(id="s1", kind="object_recoloration", target="red one", result="blue"))
+    assert events[-1].ok and not events[-1].unverified
     chosen = next(e for e in events if isinstance(e, PathChosen))
     assert next(t for _, t in chosen.path) == "colour_grounder"
     out = events[-1].image

@@ -17,6 +17,7 @@ import numpy as np
 from costa.errors import InputError
 from costa.pointing import brush_mask
 from costa.types import Mask
+from ui.targets_view import candidate_overlay, candidate_region
 from ui.workspace import Workspace, is_tool_event, report
 
 
@@ -149,6 +150,8 @@ def add_api(ws: Workspace, owner_of: Callable[[Any], str | None], short_errors: 
                 yield gr.skip(), {**report(view, sid), "notes": notes}
         if view is not None:
             image = head(sid, owner) if view.result_version is not None else None
+            if view.status == "unverified":  # show the candidate region highlighted on the current image
+                image = candidate_overlay(head(sid, owner), candidate_region(view))
             yield image, {**report(view, sid), "notes": notes}
 
     @short_errors

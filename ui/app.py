@@ -25,6 +25,7 @@ from costa.events import LlmCall
 from costa.services import Services
 from costa.types import Mask
 from ui import render as R
+from ui import targets_view as TV
 from ui.overlays import annotate, gpu_present, llm_line, points_text, status_line, thumbnail
 from ui.reflection_panel import build_reflection_panel, cost_note, panel_update, vlm_expert_count
 from ui.workspace import ALPHA_GRID, MAX_CLICKS, MODES, PlanResult, Workspace, is_tool_event
@@ -237,6 +238,7 @@ def build_ui(services: Services) -> gr.Blocks:
                             )
                             send = gr.Button("Send", variant="primary", scale=1, min_width=80, elem_id="send")
                             stop = gr.Button("Stop", variant="stop", scale=1, min_width=80, elem_id="stop")
+                        target_row, edit_region, let_me_point, do_rest = TV.action_row()  # unverified targets
                         with gr.Row():
                             alpha = gr.Slider(
                                 0.0, 2.0, value=settings.alpha, step=0.1, label="α: 0 = best quality … 2 = fastest"
@@ -332,7 +334,8 @@ def build_ui(services: Services) -> gr.Blocks:
             totals = R.session_totals(ws.session_totals(sid))
             return {
                 **brush_sync(state),
-                image: annotate(img, region) if img is not None else None,
+                image: annotate(TV.shown_image(state, img), region) if img is not None else None,
+                target_row: TV.row_update(state),
                 points: points_text(state.clicks, note, brush_px(state)),
                 slider: ws.before_after(sid, owner),
                 chat: state.past[-MAX_PAST_MESSAGES:],
@@ -693,6 +696,7 @@ def build_ui(services: Services) -> gr.Blocks:
             browser,
             ui,
             image,
+            target_row,
             points,
             slider,
             chat,
@@ -752,6 +756,13 @@ def build_ui(services: Services) -> gr.Blocks:
                 **private,
             ).then(on_predict, [ui, instruction, alpha, box], everything, show_progress="hidden", **private)
         stop.click(on_stop, [ui], None, queue=False, **private)
+        for button, prepare in ((edit_region, TV.on_edit_this_region), (do_rest, TV.on_do_the_rest)):
+            button.click(prepare, [ui], [instruction], **private).then(  # the instruction is kept and run again
+                on_send, send_inputs, everything, concurrency_id="gpu_tools", show_progress="hidden", **private
+            )
+        let_me_point.click(TV.on_let_me_point, [ui], [instruction], **private).then(
+            snapshot, [ui], everything, **private
+        )
         undo.click(history_action("undo"), [ui], everything, **private)
         redo.click(history_action("redo"), [ui], everything, **private)
         branch.click(history_action("branch"), [ui], everything, **private)

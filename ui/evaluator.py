@@ -73,6 +73,8 @@ class Evaluation:
                     f"via {' → '.join(done.tools)}, quality {done.quality:.2f}" if done else view.subtask_state(s["id"])
                 )
                 result = f" — {done.result}" if done and done.result else ""
+                if s["id"] in view.unverified:  # found but not verified: say what was missing
+                    result += " — target not verified: " + "; ".join(view.unverified[s["id"]].missing)
                 lines.append(f"- **{s['id']}** {ws.names.get(s['kind'], s['kind'])}: {got}{result}")
             images = None
             if turn.base_version is not None:

@@ -35,7 +35,8 @@ _CLASSES = """
   classDef done fill:#dcfce7,stroke:#16a34a,color:#14532d
   classDef skipped fill:#f4f4f5,stroke:#a1a1aa,stroke-dasharray:4 3,color:#52525b
   classDef unsupported fill:#fee2e2,stroke:#dc2626,stroke-dasharray:4 3,color:#7f1d1d
-  classDef stopped fill:#f4f4f5,stroke:#71717a,stroke-dasharray:4 3,color:#3f3f46"""
+  classDef stopped fill:#f4f4f5,stroke:#71717a,stroke-dasharray:4 3,color:#3f3f46
+  classDef unverified fill:#fef3c7,stroke:#d97706,stroke-width:2px,stroke-dasharray:6 3,color:#78350f"""
 
 
 def esc(text: object, limit: int = 48) -> str:
@@ -129,12 +130,23 @@ def _llm_lines(view: TurnView) -> str:
     return f"LLM: {len(view.llm)} call(s), {tokens} tokens" + (f", {failed} failed" if failed else "")
 
 
+_STATE_ICONS = {
+    "done": "✅",
+    "skipped": "⏭️",
+    "failed": "❌",
+    "running": "⏳",
+    "pending": "•",
+    "stopped": "⏹️",
+    "unverified": "🎯",
+}
+
+
 def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]]:
     assert view.plan is not None
     state = view.subtask_state(sid)
     rows = [c for c in view.calls if c.subtask_id == sid]
     seconds = sum(c.seconds or 0.0 for c in rows)
-    icon = {"done": "✅", "skipped": "⏭️", "failed": "❌", "running": "⏳", "pending": "•", "stopped": "⏹️"}[state]
+    icon = _STATE_ICONS[state]
     meta: dict[str, Any] = {"title": f"{icon} {subtask_title(view.plan, sid, view.names)}", "id": f"{tid}-{sid}"}
     if rows:
         meta["duration"] = round(seconds, 3)
@@ -156,6 +168,9 @@ def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]
             body = "📍 **Point at the target**: " + pointing_hint(view, sid) + "\n\n" + body
     elif state == "stopped":
         body = "Stopped before this subtask finished."
+    elif state == "unverified":
+        u = view.unverified[sid]
+        body = f"Not done: the target was found but not verified — {'; '.join(u.missing)}. {u.summary}"
     else:
         body = "Searching for the cheapest good tool path…" if rows else "Waiting for its turn in the plan."
     msgs = [{"role": "assistant", "content": body, "metadata": meta}]
@@ -207,6 +222,8 @@ def log_lines(view: TurnView) -> list[str]:
         lines.append(f"chosen path: {steps} ({view.path.seconds:.3f} s, quality {view.path.quality:.2f})")
     for sid, d in view.done_subtasks.items():
         lines.append(f"done {sid} {d.subtask_kind}: quality {d.quality:.2f} — {d.result}")
+    for sid, u in view.unverified.items():
+        lines.append(f"unverified {sid} {u.target!r}: {u.summary}")
     lines += [f"error: {e}" for e in view.errors]
     if view.question:
         lines.append(f"question: {view.question}")
@@ -224,7 +241,12 @@ def final_text(view: TurnView) -> str:
     lines: list[str] = []
     if view.question:
         lines.append(f"❓ {view.question}")
-    lines += [f"⚠️ {e}" for e in view.errors if not e.startswith("no subtask can run here")]
+    said = (
+        ("no subtask can run here", "No tool path passed")
+        if view.status == "unverified"
+        else ("no subtask can run here",)
+    )
+    lines += [f"⚠️ {e}" for e in view.errors if not e.startswith(said)]
     pointing = sorted(sid for sid in view.needs_pointing if sid not in view.done_subtasks)
     if pointing and view.plan is not None:
         hint = pointing_hint(view, pointing[0])
@@ -234,7 +256,13 @@ def final_text(view: TurnView) -> str:
         lines.append(f"⏹️ **Stopped** after {t['executions']:.0f} tool run(s); the image is unchanged.")
     elif view.outcome is not None:
         cost = f"{t['executions']:.0f} tool run(s), {t['tool_seconds']:.2f} tool-seconds, turn {t['seconds']:.2f} s"
-        if view.status == "done":
+        if view.status == "unverified":
+            from ui.targets_view import unverified_text
+
+            if view.unverified:  # a candidate was found: the pointing hint is said with the actions below
+                lines = [line for line in lines if not line.startswith("📍")]
+            lines.append(unverified_text(view))
+        elif view.status == "done":
             lines.append(f"✅ **Done** · {cost} · path quality {view.outcome.quality:.2f}")
         elif view.status == "partial":
             lines.append(f"☑️ **Partly done** · {cost} · some subtasks were not run (see above)")
@@ -270,6 +298,8 @@ def tree_markdown(view: TurnView | None) -> str:
             detail = f"<br/>✓ q {done.quality:.2f}"
         elif s.id in view.needs_pointing:
             detail = "<br/>needs pointing"
+        elif state == "unverified":
+            detail = "<br/>target not verified"
         elif state == "skipped":
             detail = "<br/>no ready tool"
         elif state == "running":
@@ -430,6 +460,8 @@ def ledger_markdown(view: TurnView | None, session: Mapping[str, float] | None =
                 mine = [c for c in view.calls if c.subtask_id == s.id]
                 done = view.done_subtasks.get(s.id)
                 path = " → ".join(done.tools) if done else ("skipped" if s.id in view.unavailable else "—")
+                if s.id in view.unverified and not done:
+                    path = "target not verified"
                 q = f"{done.quality:.2f}" if done else "—"
                 sec = sum(c.seconds or 0 for c in mine)
                 retries = sum(1 for c in mine if c.attempt > 0)

@@ -113,12 +113,13 @@ class TurnView:
     predicted: list[NodeKey] = field(default_factory=list)
     path: E.PathChosen | None = None
     done_subtasks: dict[str, E.SubtaskDone] = field(default_factory=dict)
+    unverified: dict[str, E.TargetUnverified] = field(default_factory=dict)  # found but not verified: not done
     llm: list[E.LlmCall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     question: str | None = None
     outcome: E.TurnDone | None = None
-    status: str = "planning"  # planning, searching, done, partial, failed, stopped
+    status: str = "planning"  # planning, searching, done, partial, unverified, failed, stopped
     result_version: int | None = None
     _popped: tuple[NodeKey, bool] | None = None
 
@@ -170,6 +171,10 @@ class TurnView:
             self.errors.append(f"No tool path passed its checks: {ev.reason}.")
         elif isinstance(ev, E.SubtaskDone):
             self.done_subtasks[ev.subtask_id] = ev
+        elif isinstance(ev, E.TargetUnverified):
+            self.unverified[ev.subtask_id] = ev
+        elif isinstance(ev, E.PointingNeeded):
+            self.needs_pointing.update(ev.subtask_ids)
         elif isinstance(ev, E.RuleHit):
             self.notes.append(f"{ev.subtask_id}: fast — rule {ev.rule_id} (v{ev.version}): {' → '.join(ev.tools)}")
         elif isinstance(ev, E.Fallback):
@@ -180,7 +185,9 @@ class TurnView:
         elif isinstance(ev, E.TurnDone):
             self.outcome = ev
             self.unavailable.update(ev.skipped)
-            if ev.image is None:
+            if ev.unverified and not ev.ok:
+                self.status = "unverified"  # a target was found but not verified: not done, nothing accepted
+            elif ev.image is None:
                 self.status = "failed"
             else:
                 self.status = "done" if ev.ok else "partial"
@@ -243,6 +250,8 @@ class TurnView:
         }
 
     def subtask_state(self, sid: str) -> str:
+        if sid in self.unverified and sid not in self.done_subtasks:
+            return "unverified"
         if sid in self.done_subtasks:
             return "done"
         if sid in self.unavailable:
@@ -251,6 +260,6 @@ class TurnView:
             return "stopped"
         if any(c.subtask_id == sid and c.passed is None and not c.dropped for c in self.calls):
             return "running" if self.status == "searching" else "pending"
-        if self.status in ("failed", "partial", "done"):
+        if self.status in ("failed", "partial", "done", "unverified"):
             return "failed"
         return "pending"

@@ -32,6 +32,7 @@ from costa.search import check_alpha, predict_best
 from costa.services import Services
 from costa.store import Session, Store, Turn, Version, accuracy
 from costa.types import Mask, Plan
+from ui.targets_view import pointing_first, record_targets, targets_report
 from ui.turnview import GraphLayout, TurnView
 
 log = logging.getLogger(__name__)
@@ -261,10 +262,9 @@ class Workspace:
     def layout(self, plan: Plan, region: UserRegion) -> tuple[GraphLayout, set[str], dict[str, str]]:
         """The drawable tool subgraph for `plan`, the subtasks that could run if the user pointed at their target, and
         why each subtask that cannot run here cannot."""
-        tables = self.services.tables
-        ready = self.services.is_ready_fn()
-        given = {s.id: frozenset(region.artifacts()) for s in plan.subtasks}
-        tg = build_plan_graph(tables, plan, ready, given)
+        from costa.agent import build_graph
+
+        tg = build_graph(self.services, plan, region)  # grounders that cannot find a target are left out
         est = self.services.estimates
         layout = GraphLayout.from_tool_graph(tg, lambda n: est.get(n.tool, n.kind))
         pointing = {sid for sid in tg.unavailable if self.pointing_helps(plan.by_id(sid).kind)}
@@ -422,7 +422,7 @@ class Workspace:
                     self._fast_slow = FastSlowRuntime.from_services(self.services, self.store)
                 runtime = self._fast_slow if mode == "fast-slow" else None
                 control = TurnControl(stop=rt.stop)  # Stop also interrupts a diffusion call between its steps
-                turn = run_turn(
+                turn = pointing_first(self.services, planned.plan, region) or run_turn(  # ask before running
                     self.services,
                     image,
                     planned.plan,
@@ -447,7 +447,11 @@ class Workspace:
                         turn.close()
                         view.stop()
                         break
-            if view.outcome is not None and view.outcome.image is not None and view.status != "stopped":
+            if (
+                view.outcome is not None
+                and view.outcome.image is not None
+                and view.status not in ("stopped", "unverified")
+            ):
                 result_version = self._save_versions(session.id, head, turn_id, instruction, view)
                 view.result_version = result_version
             self._after_turn_pointing(view, params["given"])
@@ -456,7 +460,7 @@ class Workspace:
                 remember_turn(
                     self.store, session.id, turn_id, instruction, resolved.text, planned.plan, image, events, box0
                 )
-            status = view.status if view.status in ("done", "partial", "stopped") else "failed"
+            status = view.status if view.status in ("done", "partial", "unverified", "stopped") else "failed"
         except GeneratorExit:
             status = "stopped"
             view.stop()
@@ -466,8 +470,10 @@ class Workspace:
             if view.outcome is not None:
                 summary["results"] = dict(view.outcome.results)
                 summary["skipped"] = dict(view.outcome.skipped)
+                summary["unverified"] = dict(view.outcome.unverified)
             if view.path is not None:
                 summary["path"] = [list(p) for p in view.path.path]
+            record_targets(self.store, turn_id, events)
             self.store.finish_turn(
                 turn_id,
                 status,  # type: ignore[arg-type]
@@ -743,6 +749,7 @@ def report(view: TurnView, session_id: str) -> dict[str, Any]:
             for c in view.calls
         ],
         "totals": view.totals(),
+        "targets": targets_report(view),
         "message": final_text(view),
         "log": log_lines(view),
     }

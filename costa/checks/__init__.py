@@ -3,7 +3,8 @@
 A step that produces its subtask's goal artifact is checked by that subtask's check (`SUBTASK_CHECKS`); an
 intermediate step (a detector feeding an editor) is checked by the check for the artifact type it produced
 (`ARTIFACT_CHECKS`). For subtasks that edit pixels, the final verdict is the minimum of the subtask check and
-`unchanged_outside`, so an edit that damages the rest of the image fails even when the target looks right.
+`unchanged_outside` around the grounded region the step consumed (`costa.checks.region`), so an edit that damages the
+rest of the image fails even when the target looks right, whatever region the tool says it touched.
 """
 
 from __future__ import annotations
@@ -74,9 +75,9 @@ def check_step(
             return Verdict(0.0, (f"no check exists for subtask {spec.id!r}, so its result cannot be trusted",))
         verdict = checks[spec.id](ctx, subtask, before, after, output)
         if spec.edits_image and output.image is not None:
-            from costa.checks.common import unchanged_outside
+            from costa.checks.region import outside as outside_check
 
-            outside = unchanged_outside(before.image, output.image, output.edited_region)
+            outside = outside_check(subtask, before, after, output, whole_image=spec.whole_image)
             verdict = Verdict(min(verdict.quality, outside.quality), verdict.reasons + outside.reasons)
         return verdict
     by_type = artifact_checks()

@@ -13,9 +13,10 @@ import numpy as np
 
 from costa.checks import CheckContext, CheckFn
 from costa.checks.common import boundary_alignment, ciede2000_values, shading_correlation
+from costa.checks.region import POINT_BETTER, coverage, judged_region, margin_px, pointing
 from costa.colours import colour_name, parse_colour
 from costa.errors import ToolError
-from costa.masks import erode_mask, largest_component, ring_around, union_masks
+from costa.masks import dilate_mask, erode_mask, largest_component, ring_around, union_masks
 from costa.types import Box, EditState, Mask, Subtask, ToolOutput, Verdict
 
 # Artifact sanity: an object covers between 0.05 % of the image (≈ 20×20 px at 1024×768) and 95 % of it.
@@ -46,16 +47,13 @@ def _union(masks: object, shape: tuple[int, int]) -> np.ndarray | None:
 
 
 def _object_mask(before: EditState, after: EditState, output: ToolOutput) -> np.ndarray | None:
-    """Where the object is: the masks the tool consumed, else masks it produced, else its declared edited region."""
+    """Where the object is: the grounded region the step consumed (masks, else boxes), else masks it produced —
+    never only the region the tool declares it edited."""
     shape = (after.height, after.width)
-    for masks in (before.artifacts.get("masks"), output.artifacts.get("masks")):
-        union = _union(masks, shape)
-        if union is not None:
-            return union
-    region = output.edited_region
-    if region is not None and region.shape == shape and region.any():
-        return region.astype(bool)
-    return None
+    consumed = judged_region(before, shape)
+    if consumed is not None:
+        return consumed
+    return _union(output.artifacts.get("masks"), shape)
 
 
 # ----------------------------------------------------------------------------------------------- recolouring
@@ -78,6 +76,9 @@ def check_recoloration(
         return Verdict(0.0, ("no object mask to check the colour in",))
     if before.image.shape != after.image.shape:
         return Verdict(0.0, ("the image size changed, so the object cannot be compared",))
+    tiny = pointing(mask, "the grounded object")
+    if tiny is not None:
+        return tiny
     median_de = float(np.median(ciede2000_values(after.image, mask, rgb)))
     q_colour = _ramp(median_de, 10.0, 30.0)
     reasons = [f"median ΔE2000 to {colour_name(rgb)} {rgb}: {median_de:.1f} (≤10 → 1.0, 0 at 30)"]
@@ -88,7 +89,17 @@ def check_recoloration(
     else:
         q_shade = _ramp(corr, 0.9, 0.5)
         reasons.append(f"shading correlation {corr:.2f} (≥0.9 → 1.0, 0 at 0.5)")
-    return Verdict(min(q_colour, q_shade), tuple(reasons))
+    q_cover = 1.0
+    if _colour_before(before.image, mask, rgb) > 10.0:  # an object already of that colour need not change
+        covered = coverage(before.image, after.image, mask)
+        q_cover = covered.quality
+        reasons.extend(covered.reasons)
+    return Verdict(min(q_colour, q_shade, q_cover), tuple(reasons))
+
+
+def _colour_before(image: np.ndarray, mask: np.ndarray, rgb: tuple[int, int, int]) -> float:
+    """Median ΔE2000 of the object's pixels to the asked colour before the edit."""
+    return float(np.median(ciede2000_values(image, mask, rgb)))
 
 
 # --------------------------------------------------------------------------------------------------- removal
@@ -126,13 +137,15 @@ def check_removal(
     """
     if before.image.shape != after.image.shape:
         return Verdict(0.0, ("the image size changed, so the removal cannot be compared",))
-    hole = output.edited_region if output.edited_region is not None else _object_mask(before, after, output)
-    if hole is None or not hole.any():
-        return Verdict(0.0, ("no removed region to check",))
-    hole = hole.astype(bool)
-    obj = _union(before.artifacts.get("masks"), (after.height, after.width))
-    if obj is None:
-        obj = hole
+    obj = _object_mask(before, after, output)  # the grounded object the step consumed
+    if obj is None or not obj.any():
+        return Verdict(0.0, ("no grounded object to check the removal of",))
+    tiny = pointing(obj, "the grounded object")
+    if tiny is not None:
+        return tiny
+    hole = obj
+    if output.edited_region is not None and output.edited_region.shape == obj.shape:
+        hole = obj | (output.edited_region.astype(bool) & dilate_mask(obj, margin_px(obj)))  # the fill's own dilation
 
     changed = np.abs(before.image.astype(np.int16) - after.image.astype(np.int16)).max(axis=2) > _CHANGE_TOLERANCE
     unchanged_share = 1.0 - float(changed[obj].mean())
@@ -181,7 +194,7 @@ def _mask_verdict(mask: Mask, shape: tuple[int, int], *, compactness: bool) -> V
     if share > MAX_AREA_SHARE:
         return Verdict(0.0, (f"{name} covers {share:.0%} of the image: nothing was separated",))
     if share < MIN_AREA_SHARE:
-        return Verdict(0.0, (f"{name} covers {share:.3%} of the image, too little to be an object",))
+        return Verdict(0.0, (f"{name} covers {share:.3%} of the image, too little to be an object: {POINT_BETTER}",))
     reasons = [f"{name} covers {share:.1%} of the image"]
     quality = 1.0
     if compactness:

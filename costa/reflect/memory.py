@@ -7,7 +7,7 @@
   that turn's user box (so "make it red" after "make the object blue" with a box acts on the same box).
 - `SessionMemory.summary_lines()`: a short history for the LLM planner and the VLM experts (sent as quoted data).
 
-Stored through `costa.store.Store` (migration `_m4_memory`): one row per turn, masks as packed bits.
+Stored through `costa.store.Store` (migration `_m3_memory`): one row per turn, masks as packed bits.
 
 Example:
     >>> m = SessionMemory()

@@ -1,6 +1,6 @@
 """Observations that persist: every tool run and subtask trace in the SQLite store, learned rules and counters.
 
-The tables come from the store's `_m5_observations` migration. `ObservationLog` writes and reads them; estimates for
+The tables come from the store's `_m4_observations` migration. `ObservationLog` writes and reads them; estimates for
 the search (`StoredEstimates`) are learned from the tool runs of this machine kind ("cpu" or "gpu") across
 processes and blended with the table prior by count, exactly as the in-memory `Estimates` blends one process's runs.
 

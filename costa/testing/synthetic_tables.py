@@ -80,7 +80,19 @@ def make_synthetic_tables(base: Tables, n_tools: int = 500, seed: int = 0) -> Ta
     def add(sig: Signature, kinds: list[str]) -> None:
         tid = f"syn{len(tools):04d}"
         retries = rng.randint(0, MAX_RETRIES)
-        params = {"strength": {"default": 0, "retries": list(range(1, retries + 1))}} if retries else {}
+        params = (
+            {
+                "strength": {
+                    "type": "int",
+                    "min": 0,
+                    "max": MAX_RETRIES,
+                    "default": 0,
+                    "retries": list(range(1, retries + 1)),
+                }
+            }
+            if retries
+            else {}
+        )
         tools.append(
             {
                 "id": tid,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from costa.errors import ToolError
+from costa.grounding import pointed
 from costa.masks import dilate_mask
 from costa.tools.base import Tool
 from costa.tools.colour_ground import fill_holes
@@ -151,7 +152,15 @@ class PointGrabCutSegmenter(Tool):
         mask[cy1:cy2, cx1:cx2] = local
         share = mask.mean()
         return ToolOutput(
-            artifacts={"masks": (Mask(mask, label=subtask.target or "clicked object"),)},
+            artifacts={
+                "masks": (
+                    Mask(
+                        mask,
+                        label=subtask.target or "clicked object",
+                        verification=pointed(self.spec.id, subtask.target),
+                    ),
+                )
+            },
             notes=f"GrabCut from {len(positive)} positive and {len(negative)} negative click(s): "
             f"{int(mask.sum())} px ({share:.1%} of the image), searched in {x2 - x1}x{y2 - y1} px "
             f"around the clicks ({'seeded by the clicked colour' if seeded else 'whole rectangle as probable object'})",

@@ -17,14 +17,16 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from costa.colours import RGB, load_colour_table, rgb_to_lab
 from costa.errors import GroundingError, InputError, ToolError
+from costa.grounding import choose, count_evidence
 from costa.masks import dilate_mask, erode_mask
-from costa.targets import find_colour, ground_advice
+from costa.targets import Evidence, TargetPhrase, Verification, find_colour, ground_advice, parse_target
 from costa.tools.base import Tool
 from costa.tools.params import float_param, int_param
 from costa.types import Box, EditState, Mask, Point, Subtask, ToolOutput
@@ -176,6 +178,12 @@ def _refine(image: np.ndarray, region: np.ndarray, iterations: int) -> np.ndarra
 class ColourGrounder(Tool):
     """Find the object(s) a colour word names (`colour_grounder`): "the red car" → the red region's mask.
 
+    It works on a copy of at most `WORK_PIXELS` pixels (colour segmentation, shape tests and GrabCut) and refines the
+    mask's edge at full resolution, so a 12-megapixel photo costs about what a small one does. A shape noun ("the red
+    circle") keeps only regions of that shape; size, position and ordinal words choose among the regions. Each mask
+    carries a `Verification`: colour (and shape) verified; for a noun that is not a colour blob ("the red car") the
+    class is missing, so the target is unverified unless the user pointed at it.
+
     Params:
         chroma_share: least chroma of a matching pixel as a share of the target colour's (lower finds darker shades).
         hue_slack: degrees added to each side of the target's hue sector.
@@ -188,42 +196,226 @@ class ColourGrounder(Tool):
         slack = float_param(params, "hue_slack")
         keep_share = float_param(params, "keep_share")
         iterations = int_param(params, "iterations")
-        found = find_colour(subtask.target)
-        if found is None:
+        phrase = parse_target(subtask.target)
+        if find_colour(subtask.target) is None:
             reason = (
                 f"'{subtask.target}' names no colour, and the colour grounder finds objects only by a colour word"
                 if subtask.target
                 else "the subtask names no target to find"
             )
-            raise GroundingError(reason, ground_advice(subtask.target))
-        phrase, rgb = found
-        candidates = _clean(colour_membership(state.image, rgb, chroma_share, slack))
-        candidates = _split_shades(state.image, candidates, rgb)
+            raise GroundingError(reason, ground_advice(subtask.target), deterministic=True)
+        scale = min(1.0, math.sqrt(WORK_PIXELS / float(state.height * state.width)))
+        small = _resize(state.image, scale)
         boxes: tuple[Box, ...] = tuple(state.artifacts.get("boxes") or ())
+        points = tuple(
+            p for p in state.artifacts.get("points") or () if 0 <= p.x < state.width and 0 <= p.y < state.height
+        )
+        pointed_by_user = bool(boxes or any(p.positive for p in points))
+        masks: list[Mask] = []
+        notes: list[str] = []
+        for thing in phrase.things:
+            assert thing.colour is not None and thing.rgb is not None  # find_colour checked every thing
+            found = self._ground(state, small, scale, thing, boxes, points, (chroma_share, slack, keep_share))
+            record = _verification(self.spec.id, thing, found, pointed_by_user)
+            for region in found.regions:
+                refined = _refine(small, fill_holes(region), iterations) if iterations else fill_holes(region)
+                full = _to_full(state.image, refined, scale, thing.rgb, chroma_share, slack)
+                masks.append(Mask(full, label=thing.text or thing.colour, verification=record))
+            notes.append(f"{len(found.regions)} {thing.colour} region(s) of {found.total} candidate(s)")
+        share = sum(m.area for m in masks) / float(state.height * state.width)
+        return ToolOutput(
+            artifacts={"masks": tuple(masks)},
+            notes=f"found {'; '.join(notes)} covering {share:.1%} of the image (worked at {scale:.2f}x)",
+        )
+
+    def _ground(
+        self,
+        state: EditState,
+        small: np.ndarray,
+        scale: float,
+        thing: TargetPhrase,
+        boxes: tuple[Box, ...],
+        points: tuple[Point, ...],
+        knobs: tuple[float, float, float],
+    ) -> _Found:
+        chroma_share, slack, keep_share = knobs
+        assert thing.rgb is not None
+        candidates = _clean(colour_membership(small, thing.rgb, chroma_share, slack))
+        candidates = _split_shades(small, candidates, thing.rgb)
         if boxes:
             inside = np.zeros_like(candidates)
             for box in boxes:
                 try:
-                    inside |= box.to_mask(state.height, state.width)
+                    box.clip(state.width, state.height)
                 except InputError as e:  # a box outside the image: the user's mistake, reported
                     raise ToolError(f"cannot use box {box.x},{box.y},{box.w},{box.h}: {e}") from e
+                inside |= _scaled_box(box, scale).to_mask(*candidates.shape)
             candidates &= inside
-        points = tuple(
-            p for p in state.artifacts.get("points") or () if 0 <= p.x < state.width and 0 <= p.y < state.height
+        small_points = tuple(
+            Point(min(small.shape[1] - 1, int(p.x * scale)), min(small.shape[0] - 1, int(p.y * scale)), p.positive)
+            for p in points
         )
-        regions = _regions(candidates, keep_share, points)
+        regions = _regions(candidates, 0.0, small_points)
+        where = " under the click" if any(p.positive for p in points) else " in the box" if boxes else ""
         if not regions:
-            where = " under the click" if any(p.positive for p in points) else " in the box" if boxes else ""
-            raise GroundingError(f"no {phrase} region found{where} in the image", ground_advice(subtask.target))
-        masks = []
-        for region in regions:
-            refined = _refine(state.image, fill_holes(region), iterations) if iterations else fill_holes(region)
-            masks.append(Mask(refined, label=subtask.target or phrase))
-        share = sum(m.area for m in masks) / float(state.height * state.width)
-        return ToolOutput(
-            artifacts={"masks": tuple(masks)},
-            notes=f"found {len(masks)} {phrase} region(s) covering {share:.1%} of the image",
+            raise GroundingError(f"no {thing.colour} region found{where} in the image", ground_advice(thing.text))
+        shape_scores: list[float] = []
+        if thing.shape is not None:
+            scored = [(r, shape_score(r, thing.shape)) for r in regions]
+            kept = [(r, q) for r, q in scored if q >= SHAPE_PASS]
+            if not kept:
+                best = max(q for _, q in scored)
+                raise GroundingError(
+                    f"none of the {len(regions)} {thing.colour} region(s){where} is a {thing.shape} "
+                    f"(best shape score {best:.2f}, needs {SHAPE_PASS:g})",
+                    ground_advice(thing.text),
+                )
+            regions = [r for r, _ in kept]
+            shape_scores = [q for _, q in kept]
+        cands = []
+        for r in regions:
+            ys, xs = np.nonzero(r)
+            cands.append((int(xs.min()), int(ys.min()), int(np.ptp(xs)) + 1, int(np.ptp(ys)) + 1, int(r.sum())))
+        picked, chosen = choose(cands, thing, keep_share, (small.shape[1], small.shape[0]))
+        if not picked:
+            raise GroundingError(
+                f"the {thing.colour} regions{where} do not include {thing.text!r}: "
+                + "; ".join(e.describe() for e in chosen),
+                ground_advice(thing.text),
+            )
+        return _Found(
+            [regions[i] for i in picked],
+            len(regions),
+            chosen,
+            [shape_scores[i] for i in picked] if shape_scores else [],
         )
+
+
+@dataclass
+class _Found:
+    regions: list[np.ndarray]  # chosen regions at working scale
+    total: int  # candidate regions (after the shape test) they were chosen from
+    chosen: list[Evidence]  # how size/position/ordinal words chose
+    shape_scores: list[float]
+
+
+#: Working scale of the colour grounder: at most this many pixels (about 730 × 550).
+WORK_PIXELS = 400_000
+#: A region scoring at least this on `shape_score` is the shape named.
+SHAPE_PASS = 0.7
+
+
+def _verification(tool: str, thing: TargetPhrase, found: _Found, pointed_by_user: bool) -> Verification:
+    verified = [Evidence("colour", thing.colour or "", "CIELAB hue sector, chroma and lightness")]
+    missing: list[Evidence] = []
+    if thing.shape is not None:
+        verified.append(
+            Evidence("shape", thing.shape, "geometry score " + ", ".join(f"{q:.2f}" for q in found.shape_scores))
+        )
+    verified += found.chosen
+    v_count, m_count = count_evidence(thing, len(found.regions) if thing.count is None else found.total)
+    verified += v_count
+    missing += m_count
+    if pointed_by_user:
+        verified.append(Evidence("pointed", "user region", "the colour region under the user's click or box"))
+    elif not thing.colour_is_enough:
+        missing.append(
+            Evidence(
+                "class", thing.noun, f"the colour grounder sees colour only: nothing checked that it is a {thing.noun}"
+            )
+        )
+    unchecked = (Evidence("qualifier", thing.qualifier),) if thing.qualifier else ()
+    return Verification(tool, thing.text, tuple(verified), tuple(missing), unchecked)
+
+
+def shape_score(region: np.ndarray, shape: str) -> float:
+    """How well a bool region's geometry matches a shape noun's ("circle", "ring", "square", "rectangle",
+    "triangle", "line"), in [0, 1]; 0.7 passes.
+
+    Circle: the smaller of circularity 4πA/P² and the area's share of the enclosing circle. Ring: the filled outline
+    is a circle and the hole holds at least 15 % of it. Square/rectangle: the area's share of its rotated bounding
+    rectangle (squares also need sides within 1.3× of each other). Triangle: the area's share of the enclosing
+    triangle. Line: elongation (long side ≥ 4× the short one) and rectangle fill.
+    """
+    import cv2
+
+    m = region.astype(np.uint8)
+    contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not contours:
+        return 0.0
+    c = max(contours, key=cv2.contourArea)
+    filled_area = max(1.0, float(cv2.contourArea(c)))
+    area = float(region.sum()) if shape == "ring" else filled_area
+    perimeter = max(1.0, float(cv2.arcLength(c, True)))
+    (_, _), radius = cv2.minEnclosingCircle(c)
+    (_, _), (rw, rh), _ = cv2.minAreaRect(c)
+    long_side, short_side = max(rw, rh, 1.0), max(min(rw, rh), 1.0)
+    rect_fill = filled_area / (long_side * short_side)
+    circularity = min(1.0, 4.0 * math.pi * filled_area / perimeter**2)
+    circle_fill = filled_area / max(1.0, math.pi * radius**2)
+
+    def ramp(value: float, full: float, zero: float) -> float:
+        return float(np.clip((value - zero) / (full - zero), 0.0, 1.0))
+
+    if shape == "circle":
+        return min(ramp(circularity, 0.85, 0.55), ramp(circle_fill, 0.8, 0.45))
+    if shape == "ring":
+        hole_share = 1.0 - area / filled_area
+        return min(ramp(circularity, 0.85, 0.55), ramp(circle_fill, 0.8, 0.45), ramp(hole_share, 0.15, 0.03))
+    if shape in ("square", "rectangle"):
+        q = ramp(rect_fill, 0.9, 0.7)
+        return min(q, ramp(long_side / short_side, 1.3, 1.8)) if shape == "square" else q
+    if shape == "triangle":
+        tri_area, _ = cv2.minEnclosingTriangle(c)
+        return ramp(filled_area / max(1.0, float(tri_area)), 0.85, 0.6)
+    if shape == "line":
+        return min(ramp(long_side / short_side, 4.0, 2.0), ramp(rect_fill, 0.6, 0.3))
+    return 0.0
+
+
+def _resize(image: np.ndarray, scale: float) -> np.ndarray:
+    if scale >= 1.0:
+        return image
+    import cv2
+
+    h, w = image.shape[:2]
+    return cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
+
+
+def _scaled_box(box: Box, scale: float) -> Box:
+    from dataclasses import replace
+
+    return replace(
+        box,
+        x=int(box.x * scale),
+        y=int(box.y * scale),
+        w=max(1, math.ceil(box.w * scale)),
+        h=max(1, math.ceil(box.h * scale)),
+    )
+
+
+def _to_full(
+    image: np.ndarray, region: np.ndarray, scale: float, rgb: RGB, chroma_share: float, slack: float
+) -> np.ndarray:
+    """A working-scale mask at full resolution: upsampled, then the band of pixels within two working pixels of its
+    edge re-decided by the colour rule at full resolution (a little looser, for the anti-aliased rim)."""
+    if scale >= 1.0:
+        return region
+    import cv2
+
+    from costa.masks import bounding_slice
+
+    h, w = image.shape[:2]
+    up = cv2.resize(region.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR) >= 0.5
+    band_px = max(2, math.ceil(2.0 / scale))
+    ys, xs = bounding_slice(up, pad_px=band_px + 1)
+    local = up[ys, xs]
+    band = dilate_mask(local, band_px) & ~erode_mask(local, band_px)
+    colour = colour_membership(np.ascontiguousarray(image[ys, xs]), rgb, 0.6 * chroma_share, slack + 10.0)
+    decided = (local & ~band) | (band & colour & dilate_mask(local, 1))
+    out = np.zeros((h, w), dtype=bool)
+    out[ys, xs] = fill_holes(decided)
+    return out
 
 
 def _split_shades(image: np.ndarray, candidates: np.ndarray, rgb: RGB) -> np.ndarray:

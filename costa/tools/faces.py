@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from costa.errors import GroundingError, ToolUnavailableError
+from costa.grounding import verified_boxes
 from costa.targets import ground_advice, names_faces
 from costa.tools.base import Tool
 from costa.tools.detection import suppress_overlaps, to_image_box, working_copy
@@ -115,11 +116,14 @@ class HaarFaceDetector(Tool):
         min_weight = float_param(params, "min_weight")
         if subtask.target and not names_faces(subtask.target):
             raise GroundingError(
-                f"the face detector finds faces only, not '{subtask.target}'", ground_advice(subtask.target)
+                f"the face detector finds faces only, not '{subtask.target}'",
+                ground_advice(subtask.target),
+                deterministic=True,
             )
         faces = detect_faces(state.image, min_neighbors, max_side, min_weight)
         if not faces:
             raise GroundingError("no face found in the image", ground_advice(subtask.target or "the face"))
+        faces = verified_boxes(self.spec.id, "face", faces, subtask.target, state)
         return ToolOutput(
             artifacts={"boxes": faces},
             notes=f"found {len(faces)} face(s), best score {faces[0].score:.2f}",

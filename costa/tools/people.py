@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from costa.errors import GroundingError
+from costa.grounding import verified_boxes
 from costa.targets import ground_advice, names_people
 from costa.tools.base import Tool
 from costa.tools.detection import suppress_overlaps, to_image_box, working_copy
@@ -80,11 +81,14 @@ class HogPeopleDetector(Tool):
         max_side = int_param(params, "max_side")
         if subtask.target and not names_people(subtask.target):
             raise GroundingError(
-                f"the people detector finds people only, not '{subtask.target}'", ground_advice(subtask.target)
+                f"the people detector finds people only, not '{subtask.target}'",
+                ground_advice(subtask.target),
+                deterministic=True,
             )
         people = detect_people(self._hog, state.image, hit_threshold, upscale, max_side)
         if not people:
             raise GroundingError("no person found in the image", ground_advice(subtask.target or "the person"))
+        people = verified_boxes(self.spec.id, "person", people, subtask.target, state)
         return ToolOutput(
             artifacts={"boxes": people},
             notes=f"found {len(people)} person(s), best score {people[0].score:.2f}",

@@ -60,7 +60,7 @@ class GrabCutSegmenter(Tool):
         )
 
     def _segment(self, image: np.ndarray, box: Box, iterations: int, margin: int) -> Mask:
-        return Mask(grabcut_in_box(image, box, iterations, margin), label=box.label, score=box.score)
+        return Mask(grabcut_in_box(image, box, iterations, margin), box.label, box.score, box.verification)
 
 
 def grabcut_in_box(image: np.ndarray, box: Box, iterations: int = 5, margin: int = 0) -> np.ndarray:
@@ -110,5 +110,7 @@ class BoxMasker(Tool):
     """Use each box itself as its object's mask (`box_mask`): instant, but includes the background in the box."""
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        masks = tuple(Mask(b.to_mask(state.height, state.width), b.label, b.score) for b in state_boxes(state))
+        masks = tuple(
+            Mask(b.to_mask(state.height, state.width), b.label, b.score, b.verification) for b in state_boxes(state)
+        )
         return ToolOutput(artifacts={"masks": masks}, notes=f"used {len(masks)} box(es) as masks")

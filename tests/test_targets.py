@@ -1,0 +1,179 @@
+"""Targets understood, unverified as a state: the issue's cases through `python -m costa edit` (subprocess) and the
+app (gradio_client), plus the pure parts (phrase parsing, shape geometry, candidate choice)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from costa.grounding import choose
+from costa.targets import find_colour, parse_target
+from tests.conftest import SHARED_BENCHMARKS
+from tests.target_scenes import disc_and_saucer, shiny_spoon
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("COSTA_BENCHMARKS_DIR") or SHARED_BENCHMARKS)
+EDITEVAL = SHARED / "editeval_v1" / "images" / "object_removel"
+TOWER = SHARED / "costa" / "inputs" / "32.jpeg"
+
+
+def edit(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COSTA_HOME": str(home)}
+    env.pop("OPENAI_BASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "costa", "edit", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def save(path: Path, image: np.ndarray) -> Path:
+    Image.fromarray(image).save(path)
+    return path
+
+
+# ------------------------------------------------------------------------------------------------------ pure
+
+
+def test_a_colour_counts_only_in_the_head_of_the_noun_phrase() -> None:
+    assert find_colour("the cup of coffee") is None
+    assert find_colour("both the cup of coffee and the pair of glasses") is None
+    assert find_colour("the coffee cup") == ("coffee", find_colour("the coffee cup")[1])  # type: ignore[index]
+    t = parse_target("the red car on the left")
+    assert (t.noun, t.colour, t.position) == ("car", "red", "left") and not t.colour_is_enough
+    assert parse_target("the red area").colour_is_enough and parse_target("the red circle").shape == "circle"
+    assert [p.noun for p in parse_target("the cup of coffee and the pair of glasses").parts] == ["cup", "glasses"]
+    assert parse_target("the four women").count == 4 and parse_target("the person with the umbrella").qualifier
+
+
+def test_size_position_and_ordinal_words_choose_among_candidates() -> None:
+    cands = [(0, 50, 10, 10, 100), (40, 0, 30, 30, 900), (100, 80, 10, 10, 100)]
+    assert choose(cands, parse_target("the smaller ball on the left"))[0] == [0]  # position wins over size
+    assert choose(cands, parse_target("the top ball"))[0] == [1]
+    assert choose(cands, parse_target("the biggest ball"))[0] == [1]
+    assert choose(cands, parse_target("the third ball"))[0] == [2]
+    assert choose(cands, parse_target("the fifth ball"))[0] == []
+
+
+def test_shape_nouns_are_verified_by_geometry() -> None:
+    from costa.tools.colour_ground import shape_score
+
+    _, disc, saucer = disc_and_saucer()
+    assert shape_score(disc, "circle") >= 0.9 and shape_score(saucer, "circle") < 0.3
+    bar = np.zeros((100, 200), bool)
+    bar[45:55, 10:190] = True
+    assert shape_score(bar, "line") == 1.0 and shape_score(bar, "rectangle") == 1.0 and shape_score(bar, "square") == 0
+
+
+# ------------------------------------------------------------------------------------------------------- CLI
+
+
+def test_the_red_car_on_a_cat_is_unverified_and_nothing_is_written(tmp_path: Path) -> None:
+    from skimage.data import chelsea
+
+    src = save(tmp_path / "cat.png", chelsea())
+    out = tmp_path / "out.png"
+    r = edit(str(src), "make the red car blue", "-o", str(out), home=tmp_path)
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert not out.exists()
+    assert "NOT verified class 'car'" in r.stdout and "--accept-unverified" in r.stderr
+    assert "run   s1 recolor" not in r.stdout  # no edit is paid for on an unverified target
+    assert "not retried, the refusal does not depend on parameters" in r.stdout  # no colour makes a cat a car
+    assert "target not verified" in r.stdout.split("cost ledger:")[1]
+    accepted = edit(str(src), "make the red car blue", "-o", str(out), "--accept-unverified", home=tmp_path)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert out.exists()
+
+
+def test_the_orange_suit_on_the_astronaut_is_unverified(tmp_path: Path) -> None:
+    from skimage.data import astronaut
+
+    src = save(tmp_path / "astronaut.png", astronaut())
+    out = tmp_path / "out.png"
+    r = edit(str(src), "make the orange suit blue", "-o", str(out), home=tmp_path)
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert not out.exists() and "NOT verified class 'suit'" in r.stdout
+
+
+def test_the_red_circle_is_the_disc_not_the_reddish_saucer(tmp_path: Path) -> None:
+    image, disc, saucer = disc_and_saucer()
+    src = save(tmp_path / "scene.png", image)
+    out = tmp_path / "out.png"
+    r = edit(str(src), "recolor the red circle to blue", "-o", str(out), home=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    result = np.asarray(Image.open(out).convert("RGB")).astype(int)
+    inside = result[disc].mean(axis=0)
+    assert inside[2] > inside[0] + 60  # the disc is blue now
+    changed = np.abs(result - image.astype(int)).max(axis=2) > 8
+    assert changed[disc].mean() > 0.9
+    assert changed[saucer].mean() < 0.01  # the saucer is untouched
+    r = edit(str(src), "make the red saucer blue", "-o", str(out.with_name("saucer.png")), home=tmp_path)
+    assert r.returncode == 4  # "saucer" is not a colour blob: colour alone does not verify it
+
+
+def test_coffee_is_not_a_colour_in_the_cup_of_coffee(tmp_path: Path) -> None:
+    src = EDITEVAL / "5.jpeg"
+    if not src.exists():
+        pytest.skip("EditEval images not present")
+    out = tmp_path / "out.png"
+    r = edit(str(src), "Remove both the cup of coffee and the pair of glasses", "-o", str(out), home=tmp_path)
+    assert r.returncode == 2 and not out.exists(), r.stdout + r.stderr
+    assert "colour_grounder" not in r.stdout.split("tool subgraph")[-1].split("\n")[0]
+    assert "no ready tool can find" in r.stdout and "tool runs 0" in r.stdout  # known before anything ran
+
+
+@pytest.mark.slow
+def test_the_four_women_are_unverified_when_the_count_does_not_match(tmp_path: Path) -> None:
+    src = EDITEVAL / "8.jpg"
+    if not src.exists():
+        pytest.skip("EditEval images not present")
+    out = tmp_path / "out.png"
+    r = edit(str(src), "Remove the four women", "-o", str(out), home=tmp_path)
+    assert r.returncode == 4 and not out.exists(), r.stdout + r.stderr
+    assert "NOT verified count '4'" in r.stdout
+
+
+@pytest.mark.slow
+def test_the_tower_sample_deblurs_and_upscales_and_asks_for_pointing(tmp_path: Path) -> None:
+    if not TOWER.exists():
+        pytest.skip("CoSTA* sample not present")
+    out = tmp_path / "out.png"
+    prompt = "Detect the tower in the image, deblur the image and upscale it, and also recolor the tower to gold."
+    r = edit(str(TOWER), prompt, "-o", str(out), home=tmp_path)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert Image.open(out).size == (1536, 1536)
+    assert "done  s2 image_deblurring" in r.stdout and "done  s3 image_upscaling" in r.stdout
+    assert "point first s1, s4" in r.stdout or ("point first" in r.stdout and "'tower'" in r.stdout)
+    assert "haar_faces (attempt" not in r.stdout  # no grounder that cannot find a tower was run
+
+
+def test_one_click_on_a_thin_shiny_object_asks_for_better_pointing(tmp_path: Path) -> None:
+    from costa.agent import UserRegion, run_turn
+    from costa.events import ToolFinished, TurnDone
+    from costa.pointing import region_from_pointing
+    from costa.services import Services
+    from costa.types import Plan, Subtask
+
+    image, spoon, click = shiny_spoon()
+    region: UserRegion = region_from_pointing(image, [click])  # what the app makes of one click
+    assert region.masks[0].area <= 4  # the flood fill stayed on one glint
+    plan = Plan(subtasks=(Subtask(id="s1", kind="object_removal", target="spoon"),))
+    events = list(run_turn(Services(), image, plan, region=region))
+    on_glint = [e for e in events if isinstance(e, ToolFinished) and e.tool == "remove_telea" and not e.passed]
+    assert on_glint and any("too small to be the object: point better" in r for r in on_glint[0].reasons)
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    if done.ok:  # the search routed around the glint: the click itself seeded a cut of the whole spoon
+        changed = np.abs(done.image.astype(int) - image.astype(int)).max(axis=2) > 8
+        assert changed[spoon].mean() > 0.9
+    # Given only the one-click region as a mask, nothing else can be tried: the turn fails asking for better pointing.
+    mask = np.zeros(image.shape[:2], np.uint8)
+    mask[region.masks[0].data] = 255
+    src, mask_file, out = save(tmp_path / "spoon.png", image), save(tmp_path / "m.png", mask), tmp_path / "o.png"
+    r = edit(str(src), "remove the spoon", "--mask", str(mask_file), "-o", str(out), home=tmp_path)
+    assert r.returncode == 2 and not out.exists(), r.stdout + r.stderr
+    assert "point better" in r.stderr

@@ -28,6 +28,7 @@ RUNNERS: tuple[str, ...] = (
     "fasta",
     "reflection",
     "grounding",
+    "checks",
     "neural",
 )
 

@@ -42,7 +42,7 @@ class Estimates:
         row = self.tables.benchmark[(tool, kind)]
         with self._lock:
             n, s_sum, q_sum = self._obs.get((tool, kind), (0, 0.0, 0.0))
-        w = max(PRIOR_WEIGHT, float(row.n)) if row.source == "measured" else PRIOR_WEIGHT
+        w = max(PRIOR_WEIGHT, float(row.n)) if row.measured else PRIOR_WEIGHT
         seconds = (w * row.seconds + s_sum) / (w + n)
         quality = (w * row.quality + q_sum) / (w + n)
         return max(seconds, 1e-6), min(max(quality, 0.0), 1.0)

@@ -286,20 +286,28 @@ class Workspace:
                 view.needs_pointing.add(s.id)
 
     def predict(
-        self, plan: Plan, region: UserRegion, alphas: Sequence[float]
+        self, plan: Plan, region: UserRegion, alphas: Sequence[float], threshold: float | None = None
     ) -> list[tuple[float, tuple[tuple[str, str], ...], float, float]]:
-        """Best path under the estimates for each α: (α, ((subtask, tool), …), seconds, quality); [] if none."""
+        """The path the search tries first for each α: (α, ((subtask, tool), …), seconds, quality); [] if none.
+
+        `threshold` is the step quality the search will require (default from settings), which ranks steps expected
+        to fail it last, as the search does.
+        """
         from costa.agent import build_graph
-        from costa.graph import GOAL, START
+        from costa.graph import GOAL, START, step_key
 
         tg = build_graph(self.services, plan, region)
         if not tg.steps:
             return []
         est = self.services.estimates
+        threshold = self.services.settings.threshold if threshold is None else float(threshold)
         out = []
         for a in alphas:
             check_alpha(a)
-            path, seconds, quality = predict_best(tg.graph, START, GOAL, lambda n: est.get(n.tool, n.kind), a)
+            # the search's own threshold and step identity, so the predicted path is the one it tries first
+            path, seconds, quality = predict_best(
+                tg.graph, START, GOAL, lambda n: est.get(n.tool, n.kind), a, threshold, key=step_key
+            )
             if path:
                 out.append((a, tuple((n.subtask_id, n.tool) for n in path), seconds, quality))
         return out

@@ -129,6 +129,6 @@ def make_synthetic_tables(base: Tables, n_tools: int = 500, seed: int = 0) -> Ta
     csv_text = io.StringIO()
     csv_text.write(",".join(BENCHMARK_COLUMNS) + "\n")
     for tid, kind, seconds, quality in rows:
-        csv_text.write(f"{tid},{kind},{seconds:.6g},{quality:.4f},estimate,0\n")
+        csv_text.write(f"{tid},{kind},{seconds:.6g},{quality:.4f},,estimate,0\n")
     names = ("synthetic/subtasks.yaml", "synthetic/tools.yaml", "synthetic/benchmark.csv")
     return parse_tables(subtasks_doc, {"tools": tools}, csv_text.getvalue(), names)

@@ -29,6 +29,8 @@ RUNNERS: tuple[str, ...] = (
     "fasta",
     "reflection",
     "grounding",
+    "checks",
+    "neural",
 )
 
 #: The shared benchmark data beside the repository (<workspace>/shared/benchmarks); optional.

@@ -49,6 +49,7 @@ from costa.types import Plan, Subtask
 
 LAZY_SAVING_TARGET = 0.40  # fraction fewer tool executions per task than eager
 QUALITY_TOLERANCE = 0.01  # chosen-path quality differences (mean, absolute) this small count as equal
+SCORE_TOLERANCE = 0.01  # lazy/eager mean chosen-path score ratios within 1 % of 1 count as equal
 REAL_OVERHEAD_TARGET_MS = 5.0  # search wall time per subtask, real tables
 SYNTHETIC_OVERHEAD_TARGET_MS = 100.0  # search wall time per subtask, synthetic 500-tool table
 MAX_SUBTASKS = 8
@@ -421,6 +422,12 @@ def run_search_bench(
             real.quality_difference,
             f"|lazy - eager mean quality| <= {QUALITY_TOLERANCE}",
             abs(real.quality_difference) <= QUALITY_TOLERANCE,
+        ),
+        Target(
+            "chosen-path score, lazy / eager mean (real tables; lower is better)",
+            real.score_ratio,
+            f"<= {1 + SCORE_TOLERANCE:g}: lazy no more than {SCORE_TOLERANCE:.0%} worse",
+            real.score_ratio <= 1.0 + SCORE_TOLERANCE,
         ),
         Target(
             "search overhead per subtask, real tables (ms, median)",

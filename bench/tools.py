@@ -4,11 +4,16 @@ For each (tool, subtask) row of the benchmark table whose tool is ready, embedde
 on `cases` synthetic cases of that subtask (`costa.testing.cases`) with its first-attempt parameters:
 
 - **seconds**: median wall time of the tool call alone (inputs built, models loaded and OCR warmed up beforehand).
-- **quality**: pass rate — the share of cases whose score reaches 0.8, the search's threshold. A *final* step (the
-  tool outputs the subtask's `produces` type) is scored by `check_step`, exactly as the search scores it. An
-  *intermediate* step (a detector or segmenter feeding an editor) is scored against ground truth, because its own
-  check only tests plausibility: OCR detection must find the target (a matching region covering half of its true
-  box), a mask must reach IoU ≥ 0.8 with the true mask.
+- **quality**: the mean graded quality — how well the tool did what was asked — against ground truth where the
+  scenes have it (`costa.testing.grades`: upscaling, deblurring and outpainting by SSIM against the true image,
+  removal by SSIM against the true background, recolouring by ΔE + shading + outside SSIM, masks by IoU, text
+  detection by word recall or whether the target was found); `source` "truth". Where no truth exists (text edits,
+  privacy blur, background removal, global adjustments) it is the mean check quality; `source` "check".
+- **pass_rate**: the share of cases whose score reaches 0.8, the search's threshold. A *final* step (the tool outputs
+  the subtask's `produces` type) is scored by `check_step`, exactly as the search scores it. An *intermediate* step
+  (a detector or segmenter feeding an editor) is scored against ground truth, because its own check only tests
+  plausibility: OCR detection must find the target (a matching region covering half of its true box), a mask must
+  reach IoU ≥ 0.8 with the true mask.
 
 Inputs of final steps are the real upstream results where they exist, else ground truth: text editors get the regions
 `rapidocr_detect` found on the same case (so text regions carry recognised text and OCR-sized boxes, as in
@@ -79,6 +84,7 @@ class PairResult:
     truth: tuple[float, ...] = ()
     fallbacks: int = 0
     extra: tuple[tuple[tuple[str, float], ...], ...] = ()  # per case: further named ground-truth measures
+    grades: tuple[float | None, ...] = ()  # per case: graded quality against truth (None: no truth for the case)
 
     @property
     def n(self) -> int:
@@ -91,6 +97,18 @@ class PairResult:
     @property
     def pass_rate(self) -> float:
         return sum(q >= DEFAULT_THRESHOLD for q in self.qualities) / self.n
+
+    @property
+    def source(self) -> str:
+        """ "truth" when every case was graded against ground truth, else "check"."""
+        return "truth" if self.grades and all(g is not None for g in self.grades) else "check"
+
+    @property
+    def quality(self) -> float:
+        """Mean graded quality (see the module docstring): truth grades when every case has one, else checks'."""
+        if self.source == "truth":
+            return statistics.fmean(g for g in self.grades if g is not None)
+        return statistics.fmean(self.qualities)
 
     @property
     def mean_truth(self) -> float | None:
@@ -173,6 +191,7 @@ class _Scored:
     truth_name: str = ""
     truth: float | None = None
     extra: tuple[tuple[str, float], ...] = ()
+    grade: float | None = None
 
 
 def recolour_truth(case: BenchCase, output_image: np.ndarray) -> tuple[tuple[str, float], ...]:
@@ -198,15 +217,49 @@ def recolour_truth(case: BenchCase, output_image: np.ndarray) -> tuple[tuple[str
     return tuple(out)
 
 
+def _grade(case: BenchCase, kind: str, output: Any, regions: Any, masks: Any) -> float | None:
+    """Graded quality of one output against the case's ground truth (`costa.testing.grades`); None without truth."""
+    from costa.testing import grades
+
+    if regions is not None:
+        return word_recall(case, regions) if case.target_box() is None else float(target_found(case, regions))
+    if masks:
+        return grades.mask_grade(_union(masks, case.image.shape), case.removed_region()).value
+    if output.image is None:
+        return None
+    if kind in ("object_removal", "text_removal"):
+        return grades.removal_grade(output.image, case.background, case.removed_region(), PSNR_GROW_PX).value
+    if kind == "object_recoloration":
+        from costa.colours import parse_colour
+
+        rgb = case.subtask.params.get("rgb") or parse_colour(case.subtask.result or "")
+        if rgb is None:
+            return None
+        return grades.recolour_grade(case.image, output.image, case.gt_mask().data, tuple(int(v) for v in rgb)).value
+    if isinstance(case, ImageCase) and case.truth is not None:
+        if kind == "image_upscaling":
+            return grades.upscale_grade(output.image, case.truth).value
+        if kind == "image_deblurring":
+            return grades.deblur_grade(output.image, case.truth).value
+        if kind == "outpainting":
+            return grades.outpaint_grade(output.image, case.truth, case.origin, case.image.shape[:2]).value
+    return None
+
+
 def _score(run: _Run, case: BenchCase, spec: ToolSpec, kind: str, before: EditState, output: Any) -> _Scored:
-    """Score one tool output: by `check_step` when it finishes the subtask, else against ground truth."""
+    """Score one tool output: by `check_step` when it finishes the subtask, else against ground truth; and grade it
+    against ground truth where the case has it."""
     sub_spec = run.services.tables.subtasks[kind]
     from costa.testing.cases_grounding import GroundingCase, score_grounding
 
+    final = sub_spec.produces in spec.outputs
     if isinstance(case, GroundingCase):  # faces and people: truth by coverage of the object (see cases_grounding)
-        return _Scored(*score_grounding(run.ctx, sub_spec, case, spec, before, output))
+        quality, failure, truth_name, truth = score_grounding(run.ctx, sub_spec, case, spec, before, output)
+        # an intermediate step is scored by ground truth (the object covered or not), a final one by its check
+        return _Scored(quality, failure, truth_name, truth, grade=None if final else quality)
     regions = output.artifacts.get("text_regions")
     masks = output.artifacts.get("masks")
+    grade = _grade(case, kind, output, regions, masks)
     truth_name, truth = "", None
     if regions is not None:
         truth_name, truth = "word recall", word_recall(case, regions)
@@ -222,7 +275,7 @@ def _score(run: _Run, case: BenchCase, spec: ToolSpec, kind: str, before: EditSt
     extra: tuple[tuple[str, float], ...] = ()
     if kind == "object_recoloration" and output.image is not None:
         extra = recolour_truth(case, output.image)
-    if sub_spec.produces in spec.outputs:
+    if final:
         after = before.with_output(output)
         try:
             verdict = check_step(run.ctx, sub_spec, case.subtask, spec.outputs, before, after, output)
@@ -230,13 +283,14 @@ def _score(run: _Run, case: BenchCase, spec: ToolSpec, kind: str, before: EditSt
         except ToolError as e:
             quality, reasons = 0.0, (f"check could not run: {e}",)
         failure = None if quality >= DEFAULT_THRESHOLD else "; ".join(reasons)
-        return _Scored(quality, failure, truth_name, truth, extra)
+        return _Scored(quality, failure, truth_name, truth, extra, grade)
     if regions is not None:
         found = target_found(case, regions)
         failure = None if found else f"target {case.subtask.target!r} not found; read {[r.text for r in regions][:6]}"
-        return _Scored(float(found), failure, truth_name, truth)
+        return _Scored(float(found), failure, truth_name, truth, grade=grade)
     if masks and truth is not None:  # intermediate masks: quality is the IoU, passing at ≥ MIN_IOU
-        return _Scored(truth, None if truth >= MIN_IOU else f"mask IoU {truth:.2f} < {MIN_IOU}", truth_name, truth)
+        return _Scored(truth, None if truth >= MIN_IOU else f"mask IoU {truth:.2f} < {MIN_IOU}", truth_name, truth,
+                       grade=grade)  # fmt: skip
     raise ValueError(f"no ground-truth measure for {spec.id!r} (outputs {spec.outputs}) on {kind!r}")
 
 
@@ -245,6 +299,7 @@ def _measure(run: _Run, tool_id: str, kind: str) -> PairResult:
     run.services.tool(tool_id).ensure_loaded()  # load models outside the timed calls
     params = spec.params_for_attempt(0)
     seconds, qualities, failures, truth, extra = [], [], [], [], []
+    grades: list[float | None] = []
     fallbacks, truth_name = 0, ""
     from costa.testing.cases_grounding import tool_cases
 
@@ -256,10 +311,12 @@ def _measure(run: _Run, tool_id: str, kind: str) -> PairResult:
         seconds.append(elapsed)
         if isinstance(output, ToolError):
             qualities.append(0.0)
+            grades.append(0.0)  # a failed call did nothing of what was asked
             failures.append(f"tool failed: {output}")
             continue
         scored = _score(run, case, spec, kind, before, output)
         qualities.append(scored.quality)
+        grades.append(scored.grade)
         if scored.failure is not None:
             failures.append(scored.failure)
         if scored.truth is not None:
@@ -273,7 +330,7 @@ def _measure(run: _Run, tool_id: str, kind: str) -> PairResult:
     final = run.services.tables.subtasks[kind].produces in spec.outputs
     return PairResult(
         tool_id, kind, "final" if final else "intermediate", tuple(seconds), tuple(qualities), tuple(failures),
-        truth_name, tuple(truth), fallbacks, tuple(extra),
+        truth_name, tuple(truth), fallbacks, tuple(extra), tuple(grades),
     )  # fmt: skip
 
 
@@ -332,7 +389,15 @@ def rewrite_benchmark_csv(text: str, results: Sequence[PairResult]) -> str:
             ending = line[len(line.rstrip("\r\n")) :]
             buf = io.StringIO()
             csv.writer(buf, lineterminator="").writerow(
-                [r.tool, r.subtask, f"{r.median_seconds:.4g}", f"{round(r.pass_rate, 3):g}", "measured", r.n]
+                [
+                    r.tool,
+                    r.subtask,
+                    f"{r.median_seconds:.4g}",
+                    f"{round(r.quality, 3):g}",
+                    f"{round(r.pass_rate, 3):g}",
+                    r.source,
+                    r.n,
+                ]
             )
             out.append(buf.getvalue() + ending)
             replaced.add(key)
@@ -367,19 +432,22 @@ def _removal_tradeoff(results: Sequence[PairResult]) -> list[str]:
         lines.append(f"{kind}: masked PSNR vs the true background, and the single-step score C^α·(2−Q)^(2−α)")
         for r in rows:
             psnr = "n/a" if r.mean_truth is None else f"{r.mean_truth:5.1f} dB"
-            s0, s2 = score(r.median_seconds, r.pass_rate, 0.0), score(r.median_seconds, r.pass_rate, 2.0)
+            s0, s2 = score(r.median_seconds, r.quality, 0.0), score(r.median_seconds, r.quality, 2.0)
             lines.append(
-                f"  {r.tool:24} {r.median_seconds:8.4f} s  pass {r.pass_rate:5.2f}  PSNR {psnr}  "
-                f"score α=0 {s0:.3f}  α=2 {s2:.6f}"
+                f"  {r.tool:24} {r.median_seconds:8.4f} s  quality {r.quality:5.3f} ({r.source})  pass "
+                f"{r.pass_rate:5.2f}  PSNR {psnr}  score α=0 {s0:.3f}  α=2 {s2:.6f}"
             )
         for alpha in (0.0, 2.0):
-            best = min(rows, key=lambda r: (score(r.median_seconds, r.pass_rate, alpha), r.tool))
+            best = min(rows, key=lambda r: (score(r.median_seconds, r.quality, alpha), r.tool))
             lines.append(f"  α={alpha:g} picks {best.tool}")
     return lines
 
 
 def format_report(results: Sequence[PairResult], skipped: Sequence[str], wall_seconds: float) -> str:
-    head = f"{'tool':24} {'subtask':22} {'role':12} {'n':>3} {'median s':>9} {'pass':>5} {'mean q':>6}  ground truth"
+    head = (
+        f"{'tool':24} {'subtask':22} {'role':12} {'n':>3} {'median s':>9} {'pass':>5} {'check q':>7} "
+        f"{'quality':>7} {'source':6}  ground truth"
+    )
     out = [head, "-" * len(head)]
     for r in results:
         truth = "" if r.mean_truth is None else f"{r.truth_name} {r.mean_truth:.2f}"
@@ -387,7 +455,7 @@ def format_report(results: Sequence[PairResult], skipped: Sequence[str], wall_se
             truth += f" (GT regions on {r.fallbacks} case(s))"
         out.append(
             f"{r.tool:24} {r.subtask:22} {r.role:12} {r.n:>3} {r.median_seconds:9.4f} {r.pass_rate:5.2f} "
-            f"{statistics.fmean(r.qualities):6.2f}  {truth}"
+            f"{statistics.fmean(r.qualities):7.2f} {r.quality:7.3f} {r.source:6}  {truth}"
         )
     failing = [r for r in results if r.failures]
     if failing:
@@ -430,8 +498,8 @@ def run_tools_bench(
     Args:
         cases: synthetic cases per (tool, subtask); each subtask's cases are shared by the tools serving it.
         seed: seed of the case generator.
-        write: rewrite the benchmark CSV: measured rows get source=measured, n=cases, the median seconds and the pass
-            rate; every other line is kept byte for byte.
+        write: rewrite the benchmark CSV: measured rows get the median seconds, the graded quality, the pass rate,
+            source=truth or check and n=cases; every other line is kept byte for byte.
         csv_path: the CSV to rewrite (default tool_tables/benchmark.csv).
         services: the services to take tools, tables and the OCR reader from (default: a new `Services()`).
         tools: measure only these tool ids (default all); with `write`, only their rows are rewritten.
@@ -462,6 +530,64 @@ def run_tools_bench(
     return report
 
 
+#: Text subtasks measured per sign style by `--variants`.
+VARIANT_KINDS: tuple[str, ...] = ("text_replacement", "text_removal", "text_redaction", "keyword_highlighting")
+
+
+def run_variants_bench(
+    cases: int = 12, seed: int = 0, services: Services | None = None, tools: Sequence[str] | None = None
+) -> str:
+    """Measure the text tools on every sign style (`costa.testing.sign_styles`) and return a pass-rate table.
+
+    For each style the same scene seeds are drawn in that style; detection runs first on each case (as in the main
+    run), the editors start from what it found (ground-truth regions where it missed). Rows are (tool, subtask),
+    columns styles, cells the share of cases whose score reaches the search's threshold; a last row per subtask gives
+    the best tool's rate, which is what the search can reach.
+    """
+    from costa.testing.sign_styles import SIGN_STYLES
+
+    if cases < 1:
+        raise ValueError(f"cases must be at least 1, got {cases}")
+    t_start = time.perf_counter()
+    services = services or Services()
+    pairs, _ = measurable_pairs(services, tools)
+    pairs = [p for p in pairs if p[1] in VARIANT_KINDS]
+    rates: dict[tuple[str, str], dict[str, float]] = {}
+    failures: dict[tuple[str, str, str], str] = {}
+    warmed = False
+    for style in SIGN_STYLES:
+        run = _Run(services, CheckContext(reader=services.reader), seed)
+        for kind in dict.fromkeys(k for _, k in pairs):
+            run.cases[kind] = make_cases(kind, cases, seed, style=style)
+            if not warmed:
+                services.reader.read(run.cases[kind][0].image)
+                warmed = True
+        for tool_id, kind in pairs:
+            result = _measure(run, tool_id, kind)
+            rates.setdefault((tool_id, kind), {})[style] = result.pass_rate
+            if result.failures:
+                failures[(tool_id, kind, style)] = result.failures[0]
+    width = max((len(f"{t} on {k}") for t, k in rates), default=10) + 2
+    head = "".ljust(width) + "".join(s.rjust(20) for s in SIGN_STYLES)
+    out = [f"text tools per sign style: pass rate over {cases} cases each (seed {seed})", head]
+    for kind in VARIANT_KINDS:
+        rows = [(t, k) for t, k in rates if k == kind]
+        if not rows:
+            continue
+        for t, k in rows:
+            out.append(f"{t} on {k}".ljust(width) + "".join(f"{rates[(t, k)][s]:20.2f}" for s in SIGN_STYLES))
+        best = [max(rates[r][s] for r in rows if "text_regions" not in services.tables.tools[r[0]].outputs or
+                    len(rows) == 1) for s in SIGN_STYLES]  # fmt: skip
+        out.append(f"  best editor on {kind}".ljust(width) + "".join(f"{b:20.2f}" for b in best))
+    if failures:
+        out.append("")
+        out.append("first failure per (tool, subtask, style):")
+        out.extend(f"  {t} on {k} [{s}]: {why[:160]}" for (t, k, s), why in failures.items())
+    out.append("")
+    out.append(f"{len(rates)} rows × {len(SIGN_STYLES)} styles measured in {time.perf_counter() - t_start:.1f} s")
+    return "\n".join(out)
+
+
 HELP = "measure every ready embedded tool on synthetic cases; --write regenerates tool_tables/benchmark.csv"
 
 
@@ -471,6 +597,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--write", action="store_true", help="rewrite tool_tables/benchmark.csv with measured rows")
     p.add_argument("--tools", help="comma-separated tool ids to measure (default: every ready embedded tool)")
+    p.add_argument(
+        "--variants",
+        action="store_true",
+        help="measure the text tools per sign style (light on dark, saturated, outlined, shadowed, on a photo)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -483,5 +614,10 @@ def run(args: argparse.Namespace) -> int:
         unknown = sorted(set(tools) - set(load_tables().tools))
         if unknown or not tools:
             raise InputError(f"--tools names no known tool: {', '.join(unknown) or args.tools!r}")
+    if args.variants:
+        if args.write:
+            raise InputError("--variants measures sign styles only; it cannot --write the benchmark table")
+        print(run_variants_bench(cases=args.cases, seed=args.seed, tools=tools))
+        return 0
     print(run_tools_bench(cases=args.cases, seed=args.seed, write=args.write, tools=tools))
     return 0

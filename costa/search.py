@@ -139,6 +139,7 @@ class _Node:
     step_quality: float = 1.0
     path: tuple[Hashable, ...] = field(default=())
     tools: tuple[str, ...] = field(default=())  # event labels along `path`, kept incrementally
+    stamp: int = 0  # bumped when the entry is re-queued at a new rank; older heap tuples for it are stale
 
 
 Front = tuple[tuple[float, float], ...]  # Pareto-optimal (seconds, quality) completions, seconds ascending
@@ -208,6 +209,8 @@ def iter_search(
     label: Callable[[Any], tuple[str, str]] = lambda n: ("", str(n)),
     key: Callable[[Any], Hashable] = lambda n: n,
     params_of: Callable[[Any, int], dict[str, Any]] = lambda n, attempt: {},
+    *,
+    dry_run: bool = False,
 ) -> Iterator[Event]:
     """Run the search, yielding events as it goes; the generator's return value is the `SearchResult`.
 
@@ -224,9 +227,13 @@ def iter_search(
             failed is dropped for all of them.
         params_of: (node, attempt) → the parameters that attempt runs with, reported in `ToolStarted` (the search
             never reads them; the caller's `execute` applies them).
+        dry_run: the α preview: `execute` is not called, every step "measures" its estimate and is kept whatever
+            its quality, so the result is the path the search tries first when the tools behave as the tables say.
 
     Queue order: entries expected to pass their check (estimated step quality ≥ threshold) come before those expected
-    to fail, which run only as a last resort; then f; then deeper entries first; then insertion order.
+    to fail, which run only as a last resort; then f; then deeper entries first; then insertion order. Whenever an
+    execution changes the estimates (a measurement, a dropped step), every queued entry is re-ranked, so an entry
+    whose estimate improved moves forward as surely as one whose estimate got worse moves back.
     """
     check_alpha(alpha)
     if not 0.0 <= threshold <= 1.0:
@@ -263,7 +270,9 @@ def iter_search(
     fronts = _completions(order, graph, goal, est, dropped, cap)
     version = 0
     counter = itertools.count()
-    heap: list[tuple[int, float, int, int, int, _Node]] = []
+    heap: list[tuple[int, float, int, int, int, _Node]] = []  # (doubtful, f, -depth, insertion, stamp, entry)
+    waiting: dict[Hashable, list[_Node]] = {}  # key → queued unexecuted entries (re-ranked when that key is measured)
+    changed: set[Hashable] = set()  # keys measured since the queue was last re-ranked
     observations: list[Observation] = []
     executions = 0
     spent = 0.0
@@ -287,7 +296,9 @@ def iter_search(
         if n.node not in fronts:  # nothing left after it reaches the goal (its continuations failed)
             return None
         doubtful, f = priority(n)
-        heapq.heappush(heap, (doubtful, f, -len(n.path), next(counter), version, n))
+        heapq.heappush(heap, (doubtful, f, -len(n.path), next(counter), n.stamp, n))
+        if not n.executed:
+            waiting.setdefault(key(n.node), []).append(n)
         sid, tool = label_of(n.node)
         return NodeQueued(sid, tool, n.tools, f, n.executed)
 
@@ -299,12 +310,13 @@ def iter_search(
         attempts = max(1, max_attempts(n.node))
         for attempt in range(attempts):
             yield ToolStarted(sid, tool, attempt, params_of(n.node, attempt))
-            out = execute(n.node, n.parent.state if n.parent else initial_state, attempt)
+            parent_state = n.parent.state if n.parent else initial_state
+            out = Outcome(*est(n.node), state=parent_state) if dry_run else execute(n.node, parent_state, attempt)
             executions += 1
             spent += out.seconds
             total += out.seconds
             quality = 0.0 if out.error else out.quality
-            ok = out.error is None and quality >= threshold
+            ok = out.error is None and (quality >= threshold or dry_run)
             observations.append(Observation(n.node, out.seconds, quality, ok))
             reasons = out.reasons if out.error is None else (out.error, *out.reasons)
             yield ToolFinished(sid, tool, attempt, out.seconds, quality, ok, reasons)
@@ -315,6 +327,7 @@ def iter_search(
                 n.step_seconds, n.step_quality = total, quality
                 n.state, n.executed = out.state, True
                 measured[key(n.node)] = (total, quality)
+                changed.add(key(n.node))
                 break
             why = out.error or f"quality {quality:.2f} below threshold {threshold:.2f}"
             if attempt + 1 < attempts:
@@ -331,16 +344,28 @@ def iter_search(
     first = push(root)
     if first is not None:
         yield first
+    ranked_at = version
     while heap:
-        doubtful, f, depth, _, pushed_at, n = heapq.heappop(heap)
-        if n.node not in fronts or (n.node != start and n.node != goal and key(n.node) in failed):
+        if ranked_at != version:  # estimates changed: re-rank the entries they touch, whichever way they moved
+            if refresh:  # completions were recomputed, so any entry may have moved: rank them all again
+                live = (e for e in heap if e[4] == e[-1].stamp and e[-1].node in fronts)
+                heap = [(*priority(e[-1]), e[2], e[3], e[4], e[-1]) for e in live]
+                heapq.heapify(heap)
+            else:  # completions are fixed; only entries whose own step was measured (by key) changed
+                for k in changed:
+                    for m in waiting.pop(k, ()):
+                        if not m.executed and m.node in fronts:
+                            m.stamp += 1
+                            heapq.heappush(heap, (*priority(m), -len(m.path), next(counter), m.stamp, m))
+            changed.clear()
+            ranked_at = version
+            if not heap:
+                break
+        _, f, _, _, stamp, n = heapq.heappop(heap)
+        if stamp != n.stamp or n.node not in fronts:
             continue
-        if pushed_at != version:  # estimates changed since this entry was queued: re-rank it if it got worse
-            new_doubtful, new_f = priority(n)
-            if (new_doubtful, new_f) > (doubtful, f + 1e-12):
-                heapq.heappush(heap, (new_doubtful, new_f, depth, next(counter), version, n))
-                continue
-            f = new_f
+        if n.node != start and n.node != goal and key(n.node) in failed:
+            continue
         sid, tool = label_of(n.node)
         if n.node != start:
             yield NodePopped(sid, tool, n.tools, f, n.executed)
@@ -406,19 +431,48 @@ def search_toolpath(
     on_event: Callable[[Event], None] | None = None,
     label: Callable[[Any], tuple[str, str]] = lambda n: ("", str(n)),
     key: Callable[[Any], Hashable] = lambda n: n,
+    *,
+    dry_run: bool = False,
 ) -> SearchResult:
     """Run `iter_search` to the end and return its result; `on_event` sees each event."""
     gen = iter_search(
-        graph, start, goal, estimate, execute, alpha, threshold, max_attempts, initial_state, lazy, label, key
+        graph,
+        start,
+        goal,
+        estimate,
+        execute,
+        alpha,
+        threshold,
+        max_attempts,
+        initial_state,
+        lazy,
+        label,
+        key,
+        dry_run=dry_run,
     )
     return drain(gen, on_event)
 
 
 def predict_best(
-    graph: nx.DiGraph, start: Hashable, goal: Hashable, estimate: Callable[[Any], tuple[float, float]], alpha: float
+    graph: nx.DiGraph,
+    start: Hashable,
+    goal: Hashable,
+    estimate: Callable[[Any], tuple[float, float]],
+    alpha: float,
+    threshold: float = DEFAULT_THRESHOLD,
+    key: Callable[[Any], Hashable] = lambda n: n,
 ) -> tuple[tuple[Hashable, ...], float, float]:
-    """Best path under the estimates alone (no execution): (path, seconds, quality) — the α slider's prediction."""
+    """The α slider's prediction: (path, seconds, quality) of the path the search tries first; nothing is executed.
+
+    Same queue rules as `iter_search` with the same `threshold` and `key` (a step whose estimated quality is below the
+    threshold is ranked last, as the search ranks it), every step taken to measure its estimate. ((), inf, 0.0) when no
+    path reaches the goal.
+    """
     result = search_toolpath(
-        graph, start, goal, estimate, lambda n, s, a: Outcome(*estimate(n), state=s), alpha, threshold=0.0
+        graph, start, goal, estimate, _never_called, alpha, threshold=threshold, key=key, dry_run=True
     )
     return result.path, result.seconds, result.quality
+
+
+def _never_called(node: Any, state: Any, attempt: int) -> Outcome:
+    raise SearchError("a dry run must not execute tools")  # pragma: no cover - guarded by dry_run

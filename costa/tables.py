@@ -33,7 +33,9 @@ TABLES_DIR = Path(__file__).resolve().parent.parent / "tool_tables"
 SUBTASKS_FILE = "subtasks.yaml"
 TOOLS_FILE = "tools.yaml"
 BENCHMARK_FILE = "benchmark.csv"
-BENCHMARK_COLUMNS = ("tool", "subtask", "seconds", "quality", "source", "n")
+BENCHMARK_COLUMNS = ("tool", "subtask", "seconds", "quality", "pass_rate", "source", "n")
+#: Where a row's quality came from (see `BenchmarkRow`); the first two are measured here and need n > 0.
+BENCHMARK_SOURCES = ("truth", "check", "paper", "estimate")
 
 _TOOL_KEYS = {
     "id",
@@ -257,11 +259,29 @@ def _parse_benchmark(
         if not 0.0 <= quality <= 1.0:
             raise TableError(f"{at}: quality must be in [0, 1], got {quality}")
         source = row["source"]
-        if source not in ("paper", "measured", "estimate"):
-            raise TableError(f"{at}: source must be paper, measured or estimate, got {source!r}")
-        if source == "measured" and n <= 0:
-            raise TableError(f"{at}: a measured row needs n > 0")
-        out[(tool, subtask)] = BenchmarkRow(tool, subtask, seconds, quality, source, n)  # type: ignore[arg-type]
+        if source not in BENCHMARK_SOURCES:
+            raise TableError(f"{at}: source must be one of {', '.join(BENCHMARK_SOURCES)}, got {source!r}")
+        measured = source in ("truth", "check")
+        if measured and n <= 0:
+            raise TableError(f"{at}: a row measured against {source} needs n > 0")
+        raw_pass = (row["pass_rate"] or "").strip()
+        if measured and not raw_pass:
+            raise TableError(f"{at}: a row measured against {source} needs its pass_rate")
+        try:
+            pass_rate = float(raw_pass) if raw_pass else None
+        except ValueError as e:
+            raise TableError(f"{at}: pass_rate must be a number or empty, got {raw_pass!r}") from e
+        if pass_rate is not None and not 0.0 <= pass_rate <= 1.0:
+            raise TableError(f"{at}: pass_rate must be in [0, 1], got {pass_rate}")
+        out[(tool, subtask)] = BenchmarkRow(
+            tool,
+            subtask,
+            seconds,
+            quality,
+            source,
+            n,
+            pass_rate,  # type: ignore[arg-type]
+        )
     for t in tools.values():
         for s in t.subtasks:
             if (t.id, s) not in out:

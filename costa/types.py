@@ -397,11 +397,22 @@ class SubtaskSpec:
 
 @dataclass(frozen=True)
 class BenchmarkRow:
-    """Expected seconds and quality of a tool on a subtask; `source` is "paper" or "measured" (then `n` > 0)."""
+    """Expected seconds and graded quality of a tool on a subtask, and how often its check passed.
+
+    `quality` is the mean graded quality in [0, 1] (how well the tool did what was asked); `source` says where it came
+    from: "truth" (graded against synthetic ground truth, `costa.testing.grades`), "check" (the mean check quality,
+    where the scenes have no truth), "paper" (a published figure) or "estimate". `pass_rate` is the share of measured
+    cases whose check reached the search's threshold (None for paper and estimate rows); measured rows have `n` > 0.
+    """
 
     tool: str
     subtask: str
     seconds: float
     quality: float
-    source: Literal["paper", "measured", "estimate"]
+    source: Literal["truth", "check", "paper", "estimate"]
     n: int = 0
+    pass_rate: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.source in ("truth", "check")

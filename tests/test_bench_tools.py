@@ -25,10 +25,14 @@ def _rows(path: Path) -> dict[tuple[str, str], bytes]:
 
 
 def test_rewrite_replaces_only_measured_rows_byte_for_byte() -> None:
-    text = "tool,subtask,seconds,quality,source,n\r\na,x,0.1,0.9,estimate,0\r\nb,y,12.1,0.97,paper,0\r\n"
+    head = "tool,subtask,seconds,quality,pass_rate,source,n\r\n"
+    text = head + "a,x,0.1,0.9,,estimate,0\r\nb,y,12.1,0.97,,paper,0\r\n"
     r = PairResult("a", "x", "final", seconds=(0.00001, 0.00003, 0.00002), qualities=(1.0, 0.5, 0.9))
     new = rewrite_benchmark_csv(text, [r])
-    assert new == "tool,subtask,seconds,quality,source,n\r\na,x,0.0001,0.667,measured,3\r\nb,y,12.1,0.97,paper,0\r\n"
+    # no ground truth: quality is the mean check quality (0.8), the pass rate 2/3, the source "check"
+    assert new == head + "a,x,0.0001,0.8,0.667,check,3\r\nb,y,12.1,0.97,,paper,0\r\n"
+    graded = PairResult("a", "x", "final", (0.1, 0.1), (1.0, 1.0), grades=(0.9, 0.7))
+    assert rewrite_benchmark_csv(text, [graded]).splitlines()[1] == "a,x,0.1,0.8,1,truth,2"
     with pytest.raises(ValueError, match="no benchmark rows"):
         rewrite_benchmark_csv(text, [PairResult("c", "z", "final", (1.0,), (1.0,))])
     with pytest.raises(ValueError, match="header"):
@@ -74,7 +78,8 @@ def test_run_tools_bench_writes_a_loadable_table(tmp_path: Path) -> None:
     assert ready, "no ready embedded tools to measure"
     for key, row in tables.benchmark.items():
         if key[0] in ready:
-            assert row.source == "measured" and row.n == 2, key
+            assert row.source in ("truth", "check") and row.n == 2, key
+            assert row.pass_rate is not None
             assert new_rows[key][-2:] == old_rows[key][-2:], "the line ending changed"
             assert row.seconds >= 1e-4 and 0.0 <= row.quality <= 1.0
         else:
@@ -112,4 +117,4 @@ def test_the_optional_upscaler_is_measured_when_installed(tmp_path: Path) -> Non
         shutil.copy(TABLES_DIR / name, tmp_path / name)
     report = run_tools_bench(cases=1, seed=0, write=True, csv_path=tmp_path / BENCHMARK_FILE, tools=["realesrgan"])
     row = load_tables(tmp_path).benchmark[("realesrgan", "image_upscaling")]
-    assert "realesrgan" in report and row.source == "measured" and row.n == 1
+    assert "realesrgan" in report and row.source == "truth" and row.n == 1

@@ -84,8 +84,8 @@ def test_replacement_fails_when_the_new_text_is_written_elsewhere_and_the_old_st
     ctx: CheckContext, signs: dict[str, EditState]
 ) -> None:
     before = signs["flat"]
-    add = Subtask(id="a", kind="text_addition", result="OPEN")
-    out = PillowTextWriter(tool_spec("text_add_pillow"))(before, add, {"position": (300, 170), "size": 24})
+    add = Subtask(id="a", kind="text_addition", result="OPEN", params={"position": (300, 170)})
+    out = PillowTextWriter(tool_spec("text_add_pillow"))(before, add, {"size": 24})
     verdict = check(ctx, REPLACE, before, out)
     assert verdict.quality < THRESHOLD
     assert any("'SALE' is still readable" in r for r in verdict.reasons)

@@ -219,3 +219,68 @@ def test_path_chosen_event_carries_costs() -> None:
     search_toolpath(demo_graph(), "START", "GOAL", est, exact, alpha=1.0, on_event=events.append)
     chosen = [e for e in events if isinstance(e, PathChosen)]
     assert len(chosen) == 1 and chosen[0].seconds == pytest.approx(12.265)
+
+
+def test_entry_whose_estimate_improved_is_re_ranked() -> None:
+    """A measurement that makes a queued alternative cheaper must move it forward (α=2: score = seconds²).
+
+    Paths: a (est 4.0, measures 4.0); b → m1 → x (est 0.5 + 2.5 + 0.5 = 3.5); c → m2 (est 2.0 + 2.5 = 4.5), where m1
+    and m2 are the same step (key "m"). The search tries b first; m measures 0.5, so c's path is now 2.0 + 0.5 = 2.5 s,
+    but x measures 10 s. Left at its stale f of 4.5, c would stay behind a and the search would return a's 4.0 s.
+    """
+    g = nx.DiGraph(
+        [
+            ("START", "a"),
+            ("a", "GOAL"),
+            ("START", "b"),
+            ("b", "m1"),
+            ("m1", "x"),
+            ("x", "GOAL"),
+            ("START", "c"),
+            ("c", "m2"),
+            ("m2", "GOAL"),
+        ]
+    )
+    estimates = {"a": 4.0, "b": 0.5, "m1": 2.5, "m2": 2.5, "x": 0.5, "c": 2.0}
+    measured = {"a": 4.0, "b": 0.5, "m1": 0.5, "m2": 0.5, "x": 10.0, "c": 2.0}
+    ran: list[str] = []
+
+    def execute(n, s, attempt):
+        ran.append(n)
+        return Outcome(measured[n], 1.0)
+
+    r = search_toolpath(
+        g, "START", "GOAL", lambda n: (estimates[n], 1.0), execute, alpha=2.0, key=lambda n: n.rstrip("12")
+    )
+    assert r.path == ("c", "m2")
+    assert r.seconds == pytest.approx(2.5)
+    assert ran == ["b", "m1", "x", "c", "m2"]
+    assert "a" not in ran
+
+
+def test_prediction_is_the_path_the_search_tries_first() -> None:
+    """The α preview ranks like the search: a step expected to fail its check (quality < threshold) goes last.
+
+    α=1: path p (2.0 s, quality 0.75) scores 2.0 · 1.25 = 2.5, path q (3.0 s, quality 1.0) scores 3.0. With the
+    threshold ignored the preview would show p; the search tries q first because p is expected to fail at 0.8.
+    """
+    g = nx.DiGraph([("START", "p"), ("p", "GOAL"), ("START", "q"), ("q", "GOAL")])
+    estimates = {"p": (2.0, 0.75), "q": (3.0, 1.0)}
+    ran: list[str] = []
+
+    def execute(n, s, attempt):
+        ran.append(n)
+        return Outcome(*estimates[n])
+
+    path, seconds, quality = predict_best(g, "START", "GOAL", estimates.__getitem__, alpha=1.0, threshold=0.8)
+    r = search_toolpath(g, "START", "GOAL", estimates.__getitem__, execute, alpha=1.0, threshold=0.8)
+    assert path == ("q",) and (seconds, quality) == (3.0, 1.0)
+    assert ran[0] == "q" and r.path == path
+    # With no threshold both agree on p.
+    assert predict_best(g, "START", "GOAL", estimates.__getitem__, alpha=1.0, threshold=0.0)[0] == ("p",)
+
+
+def test_prediction_keeps_a_doubtful_path_when_it_is_the_only_one() -> None:
+    g = nx.DiGraph([("START", "p"), ("p", "GOAL")])
+    path, _, quality = predict_best(g, "START", "GOAL", lambda n: (2.0, 0.5), alpha=1.0, threshold=0.8)
+    assert path == ("p",) and quality == 0.5

@@ -9,10 +9,12 @@ than what was asked fails.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from costa.checks import CheckContext, CheckFn
+from costa.checks.artifacts import clipping_verdict, margin_stats, mirror_verdict
 from costa.errors import ToolError
 from costa.imagestats import (
     blur_sigma,
@@ -26,6 +28,9 @@ from costa.imagestats import (
     ssim,
 )
 from costa.types import EditState, Subtask, ToolOutput, Verdict
+
+if TYPE_CHECKING:
+    from costa.tools.outpaint import Margins
 
 
 def _ramp(value: float, full: float, zero: float) -> float:
@@ -190,7 +195,9 @@ def check_outpainting(
     - colour: per side, CIELAB ΔE between the new border's mean and the mean of the image band of the same depth
       beside it, allowed 6 + half that band's colour spread → 1.0, 0 at three times that;
     - texture: per side, mean gradient of the new border vs that band (+0.5), within 2.5× either way → 1.0, 0 at 8×
-      (a flat smear next to texture, or noise next to a smooth sky).
+      (a flat smear next to texture, or noise next to a smooth sky);
+    - no copies: per side, salient content mirrored from or cloned out of the image (`checks.artifacts`), and no
+      text read in a margin that the image did not show there.
     """
     import cv2
 
@@ -259,7 +266,40 @@ def check_outpainting(
                 f"(×{ratio:.2f}; within 2.5× → 1.0, 0 at 8×)",
             )
         )
+    for side in m.sides():
+        parts.append(mirror_verdict(margin_stats(after.image, m.left, m.top, h, w, side, getattr(m, side))))
+    parts.append(_margin_text(ctx, before, after, m))
     return _verdict(parts)
+
+
+def _margin_text(ctx: CheckContext, before: EditState, after: EditState, m: Margins) -> tuple[float, str]:
+    """OCR the new margins (with a sliver of the original beside each, so a word cut by the seam is read whole):
+    text read there that the original does not show at that place is content the user did not ask for."""
+    from costa.checks.exact import text_added
+
+    h, w = before.height, before.width
+    found: list[str] = []
+    for side in m.sides():
+        depth = getattr(m, side)
+        sliver = max(4, depth // 4)
+        if side == "left":
+            crop, orig = after.image[:, : m.left + sliver], before.image[:, :sliver]
+        elif side == "right":
+            crop, orig = after.image[:, m.left + w - sliver :], before.image[:, w - sliver :]
+        elif side == "top":
+            crop, orig = after.image[: m.top + sliver], before.image[:sliver]
+        else:
+            crop, orig = after.image[m.top + h - sliver :], before.image[h - sliver :]
+        read = " ".join(r.text for r in ctx.reader.read(np.ascontiguousarray(crop)) if r.score >= 0.6)
+        if sum(ch.isalnum() for ch in read) < 2:
+            continue
+        was = " ".join(r.text for r in ctx.reader.read(np.ascontiguousarray(orig)))
+        new_words = [t for t in read.split() if sum(c.isalnum() for c in t) >= 2 and text_added(was, read, t).found]
+        if new_words:
+            found.append(f"{side}: {' '.join(new_words)!r}")
+    if found:
+        return 0.0, "OCR reads text in the new margins that was not asked for (" + "; ".join(found) + ")"
+    return 1.0, "no text read in the new margins"
 
 
 # ------------------------------------------------------------------------------------------------ adjustment
@@ -282,7 +322,9 @@ def check_adjustment(
     without colour cannot be made more saturated); warmth — mean b* by ≥ 3 the asked way → 1.0; black and white —
     mean chroma ≤ 2 → 1.0, 0 at 8; sepia — warm tint (mean b* ≥ 8 and b* > a* ≥ 0) with little chroma spread
     (≤ 8) → 1.0.
-    Clipping: share of pixels with a channel at 0 or 255, after minus before, ≤ 2 % → 1.0, 0 at 10 %.
+    Clipping: share of pixels with a channel at 0 or 255, after minus before, ≤ 2 % → 1.0, 0 at 10 %; and crushed
+    shadows and blown highlights separately (`checks.artifacts.clipping_verdict`): a tail the adjustment was not asked
+    to move toward may grow by 1 % at most.
     """
     from costa.tools.adjust import parse_adjustment
 
@@ -351,6 +393,10 @@ def check_adjustment(
         parts.append((_ramp(spread, 8.0, 20.0), f"colour spread {spread:.1f} around the tint (≤8 → 1.0, 0 at 20)"))
     grown = clipped_share(after.image, region) - clipped_share(before.image, region)
     parts.append((_ramp(grown, 0.02, 0.10), f"clipped pixels {grown:+.1%} (≤2% more → 1.0, 0 at 10%)"))
+    more_contrast = adj.quantity == "contrast" and adj.sign > 0
+    darker = more_contrast or (adj.quantity == "brightness" and adj.sign < 0)
+    brighter = more_contrast or (adj.quantity == "brightness" and adj.sign > 0)
+    parts.extend(clipping_verdict(before.image, after.image, region, darker, brighter))
     return _verdict(parts)
 
 

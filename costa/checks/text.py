@@ -15,8 +15,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from costa.checks import CheckContext, CheckFn, TextReader
+from costa.checks.artifacts import removal_artifacts
+from costa.checks.exact import text_added
 from costa.errors import ToolError
 from costa.glyphs import edge_energy, locate_text
+from costa.signstyle import sign_colours_kept
 from costa.tables import KindSet
 from costa.textmatch import (
     clean_target,
@@ -47,8 +50,8 @@ _TARGETED_KINDS = KindSet("target", "text")
 def check_text_replacement(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
-    """The edited area reads the new text, and neither it nor the old text's place still reads the old text; quality
-    is the new text's similarity to what OCR reads."""
+    """The edited area reads the new text (exactly, see `costa.checks.exact`; not counted when it was there before),
+    neither it nor the old text's place still reads the old text, and the sign keeps its own colours."""
     new = subtask.result or ""
     old = clean_target(subtask.target)
     image = _result_image(after, output)
@@ -58,11 +61,19 @@ def check_text_replacement(
     if old is not None and semantic_kind(old) is None:
         # Read where the old text was too, so writing the new text elsewhere and leaving the old one fails.
         area = _union([area, *(box for _, box, _ in _locate(ctx, before, old))])
-    read = _read_text(ctx.reader, image, area, margin_x=max(8, area.h // 2), margin_y=max(8, area.h // 2))
+    # Little room to the sides: the new text lies inside the changed area, and a neighbouring word's first letter
+    # read into the crop would glue onto it ("MENUV") and fail the exact match.
+    margin, side = max(8, area.h // 2), max(4, area.h // 8)
+    read = _read_text(ctx.reader, image, area, margin_x=side, margin_y=margin)
     if not read.strip():
         return Verdict(0.0, (f"OCR reads no text where {new!r} was written",))
-    quality = match_score(read, new)
-    reasons = [f"OCR reads {read!r}: similarity to {new!r} {quality:.2f}"]
+    found = text_added(_read_text(ctx.reader, before.image, area, margin_x=side, margin_y=margin), read, new)
+    quality = found.quality
+    reasons = [f"OCR reads {read!r}: {found.reason}"]
+    colours = sign_colours_kept(before.image, image, area)
+    if colours is not None:
+        quality = min(quality, colours[0])
+        reasons.extend(colours[1])
     if old is not None and semantic_kind(old) is None:
         rest = normalise_text(read).replace(normalise_text(new), " ")
         if normalise_text(old) and match_score(rest, old) >= 0.8:
@@ -74,7 +85,8 @@ def check_text_replacement(
 def check_text_removal(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
-    """Nothing is readable where the removed text was, and little of its edge energy is left."""
+    """Nothing is readable where the removed text was, little of its edge energy is left, and the fill shows neither
+    a smear nor a seam (`checks.artifacts.removal_artifacts`)."""
     image = _result_image(after, output)
     located = _locate(ctx, before, subtask.target)
     if not located:
@@ -87,7 +99,9 @@ def check_text_removal(
         if read.strip() and match_score(read, text) >= READS_AS:
             quality = min(quality, 0.1)
             reasons.append(f"OCR still reads {text!r}")
-        elif normalise_text(read):
+        elif normalise_text(read) and normalise_text(
+            _read_text(ctx.reader, image, box, box.h // 4 if whole else 0, box.h // 4, whole_lines=True)
+        ):
             quality = min(quality, 0.5)
             reasons.append(f"OCR reads {read!r} where {text!r} was")
         left = _residual_edges(before.image, image, box)
@@ -96,7 +110,8 @@ def check_text_removal(
             reasons.append(f"{left:.0%} of the letters' edges of {text!r} remain")
     if not reasons:
         reasons.append(f"no text readable where {len(located)} removed occurrence(s) were")
-    return Verdict(_unit(quality), tuple(reasons))
+    fill = removal_artifacts(image, output.edited_region)
+    return Verdict(_unit(min(quality, fill.quality)), (*reasons, *fill.reasons))
 
 
 def check_text_redaction(
@@ -152,17 +167,21 @@ def check_keyword_highlighting(
 def check_text_addition(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
-    """OCR reads the added text where the tool wrote it; quality is its similarity to the requested text."""
+    """OCR reads the added text where the tool wrote it, exactly (see `costa.checks.exact`), and it was not readable
+    there before the edit."""
     new = subtask.result or ""
     image = _result_image(after, output)
     area = _changed_box(before.image, image, output)
     if area is None:
         return Verdict(0.0, (f"image unchanged: {new!r} was not written",))
-    read = _read_text(ctx.reader, image, area, margin_x=max(8, area.h // 2), margin_y=max(8, area.h // 2))
+    # Little room to the sides: the new text lies inside the changed area, and a neighbouring word's first letter
+    # read into the crop would glue onto it ("MENUV") and fail the exact match.
+    margin, side = max(8, area.h // 2), max(4, area.h // 8)
+    read = _read_text(ctx.reader, image, area, margin_x=side, margin_y=margin)
     if not read.strip():
         return Verdict(0.0, (f"OCR reads nothing where {new!r} was written",))
-    quality = match_score(read, new)
-    return Verdict(_unit(quality), (f"OCR reads {read!r}: similarity to {new!r} {quality:.2f}",))
+    found = text_added(_read_text(ctx.reader, before.image, area, margin_x=side, margin_y=margin), read, new)
+    return Verdict(_unit(found.quality), (f"OCR reads {read!r}: {found.reason}",))
 
 
 def check_text_regions(
@@ -267,8 +286,11 @@ def _locate(ctx: CheckContext, before: EditState, target: str | None) -> list[tu
     return [(m.text, box, m.whole_region) for m, box in located]
 
 
-def _read_text(reader: TextReader, image: np.ndarray, box: Box, margin_x: int, margin_y: int) -> str:
-    """OCR the crop of `box` grown by the margins (pixels); small crops are enlarged first. Returns the lines read."""
+def _read_text(
+    reader: TextReader, image: np.ndarray, box: Box, margin_x: int, margin_y: int, whole_lines: bool = False
+) -> str:
+    """OCR the crop of `box` grown by the margins (pixels); small crops are enlarged first. Returns the lines read;
+    with `whole_lines`, without those cut by the crop's top or bottom edge (the rim of a neighbouring line)."""
     height, width = image.shape[:2]
     x1, y1 = max(0, box.x - margin_x), max(0, box.y - margin_y)
     x2, y2 = min(width, box.x2 + margin_x), min(height, box.y2 + margin_y)
@@ -279,7 +301,11 @@ def _read_text(reader: TextReader, image: np.ndarray, box: Box, margin_x: int, m
         factor = min(3.0, _MIN_CROP_HEIGHT / crop.shape[0])
         size = (max(1, round(crop.shape[1] * factor)), max(1, round(crop.shape[0] * factor)))
         crop = np.asarray(Image.fromarray(crop).resize(size, Image.Resampling.BICUBIC), dtype=np.uint8)
-    return join_lines(reader.read(crop))
+    regions = reader.read(crop)
+    if whole_lines:
+        edge = max(2, crop.shape[0] // 20)
+        regions = tuple(r for r in regions if r.box.y > edge and r.box.y2 < crop.shape[0] - edge)
+    return join_lines(regions)
 
 
 def _union(boxes: Sequence[Box]) -> Box:

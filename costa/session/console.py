@@ -72,8 +72,15 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
     events_file = open(args.events, "w", encoding="utf-8") if args.events else None  # noqa: SIM115
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     view = None
+
+    def on_progress(ev: Any) -> None:  # per-step progress of diffusion tools and tools' LLM calls, as they happen
+        if events_file is not None:
+            events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
+        if not args.quiet and ev.kind == "tool_progress":
+            print(f"  step  {ev.subtask_id} {ev.tool}: {ev.what} {ev.done}/{ev.total}", file=out)
+
     try:
-        for shown, ev in core.run(req):
+        for shown, ev in core.run(req, on_progress):
             view = shown
             if ev is None:
                 continue

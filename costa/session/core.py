@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,7 @@ from costa.errors import InputError
 from costa.eventlog import event_to_dict
 from costa.events import Event, PlanReady
 from costa.images import load_image
+from costa.models.control import TurnControl
 from costa.pointing import describe_region, region_from_pointing
 from costa.reflect.report import chat_note
 from costa.reflect.session import load_session_memory, remember_turn
@@ -271,8 +272,13 @@ class SessionCore(HistoryMixin, PreviewMixin):
             session.id, owner, text, options, image, base, upload, region, tuple(clicks), box or "", brush, cached
         )
 
-    def run(self, req: TurnRequest) -> Iterator[tuple[TurnView, Event | None]]:
+    def run(
+        self, req: TurnRequest, on_progress: Callable[[Event], None] | None = None
+    ) -> Iterator[tuple[TurnView, Event | None]]:
         """Run a prepared turn, yielding (view, event) as it goes (event None for a redraw without a new event).
+
+        `on_progress` receives `ToolProgress` events (diffusion steps, tools' LLM calls) as they happen, from inside
+        the tool call; Stop interrupts such a call between its steps.
 
         Raises:
             InputError: a turn is already running in the session, or its current image changed since `prepare`.
@@ -286,13 +292,17 @@ class SessionCore(HistoryMixin, PreviewMixin):
             if req.base is not None and session.head != req.base.id:
                 raise InputError("the current image changed while this request waited: send it again")
             rt.stop.clear()
-            yield from self._run_locked(session, rt, req)
+            yield from self._run_locked(session, rt, req, on_progress)
         finally:
             rt.running = False
             rt.lock.release()
 
     def _run_locked(
-        self, session: Session, rt: SessionRuntime, req: TurnRequest
+        self,
+        session: Session,
+        rt: SessionRuntime,
+        req: TurnRequest,
+        on_progress: Callable[[Event], None] | None = None,
     ) -> Iterator[tuple[TurnView, Event | None]]:
         if req.upload is not None:
             head = self.store.add_version(session.id, req.image, "upload", req.upload.label, session.head)
@@ -367,6 +377,7 @@ class SessionCore(HistoryMixin, PreviewMixin):
                 view.needs_pointing = self._pointing_subtasks(planned.plan, tg.unavailable)
                 yield view, None
                 runtime = self.fast_slow() if opts.mode == "fast-slow" else None
+                control = TurnControl(stop=rt.stop, on_event=on_progress)  # Stop also interrupts a diffusion call
                 turn = pointing_first(self.services, planned.plan, region) or run_turn(  # ask before running
                     self.services,
                     req.image,
@@ -380,6 +391,7 @@ class SessionCore(HistoryMixin, PreviewMixin):
                     reflect=opts.reflect,
                     memory=memory,
                     accept_unverified=opts.accept_unverified,
+                    control=control,
                 )
                 for ev in turn:
                     if isinstance(ev, PlanReady):

@@ -15,7 +15,7 @@ import numpy as np
 
 from costa.agent import UserRegion, build_graph
 from costa.events import Event, LlmCall
-from costa.graph import GOAL, START, StepNode, subtask_chains
+from costa.graph import GOAL, START, StepNode, step_key, subtask_chains
 from costa.search import check_alpha, predict_best
 from costa.session.turns import HISTORY_TURNS, PlanResult, plan_turn
 from costa.session.view import GraphLayout, TurnView, path_keys
@@ -78,22 +78,39 @@ class PreviewMixin:
             except StopIteration as stop:
                 return stop.value, events
 
-    def predict(self: SessionCore, plan: Plan, region: UserRegion, alphas: Sequence[float]) -> list[Prediction]:
-        """Best path under the estimates for each α: (α, ((subtask, tool), …), seconds, quality); [] if none."""
+    def predict(
+        self: SessionCore, plan: Plan, region: UserRegion, alphas: Sequence[float], threshold: float | None = None
+    ) -> list[Prediction]:
+        """The path the search tries first for each α: (α, ((subtask, tool), …), seconds, quality); [] if none.
+
+        `threshold` is the step quality the search will require (default from settings), which ranks steps expected
+        to fail it last, as the search does.
+        """
         tg = build_graph(self.services, plan, region)
         if not tg.steps:
             return []
+        th = self.settings.threshold if threshold is None else float(threshold)
         out = []
         for a in alphas:
             check_alpha(a)
-            path, seconds, quality = predict_best(tg.graph, START, GOAL, self._estimate, a)
+            # the search's own threshold and step identity, so the predicted path is the one it tries first
+            path, seconds, quality = predict_best(tg.graph, START, GOAL, self._estimate, a, th, key=step_key)
             if path:
                 out.append((a, tuple((n.subtask_id, n.tool) for n in path), seconds, quality))
         return out
 
-    def preview(self: SessionCore, planned: PlanResult, text: str, alpha: float, region: UserRegion) -> Preview:
-        """Predictions for α and the grid, and a view of the plan with the predicted path (nothing runs)."""
+    def preview(
+        self: SessionCore,
+        planned: PlanResult,
+        text: str,
+        alpha: float,
+        region: UserRegion,
+        threshold: float | None = None,
+    ) -> Preview:
+        """Predictions for α and the grid, and a view of the plan with the predicted path (nothing runs); `threshold`
+        as in `predict`."""
         a = round(float(alpha), 2)
+        th = self.settings.threshold if threshold is None else float(threshold)
         if planned.plan is None:
             why = [getattr(e, "message", "") or getattr(e, "question", "") for e in planned.events]
             return Preview(a, nothing="; ".join(w for w in why if w) or "no edit recognised")
@@ -103,7 +120,7 @@ class PreviewMixin:
         if tg.steps:
             for x in sorted({*ALPHA_GRID, a}):
                 check_alpha(x)
-                path, seconds, quality = predict_best(tg.graph, START, GOAL, self._estimate, x)
+                path, seconds, quality = predict_best(tg.graph, START, GOAL, self._estimate, x, th, key=step_key)
                 if path:
                     preds.append((x, tuple((n.subtask_id, n.tool) for n in path), seconds, quality))
         view = TurnView(text, self.names, reads=self.reads, status="preview")

@@ -113,12 +113,19 @@ class BenchCase:
         return self.text.ink & Box(box.x - pad, box.y - pad, box.w + 2 * pad, box.h + 2 * pad).to_mask(height, width)
 
 
-def make_cases(kind: str, n: int, seed: int = 0) -> list[BenchCase]:
+def make_cases(kind: str, n: int, seed: int = 0, style: str | None = None) -> list[BenchCase]:
     """Build `n` cases for subtask `kind` from `seed`.
 
+    Args:
+        style: for text kinds, draw the scenes in this sign style (`costa.testing.sign_styles.SIGN_STYLES`); None
+            keeps the default scenes.
+
     Raises:
-        ValueError: no synthetic cases exist for `kind` (see `CASE_KINDS`).
+        ValueError: no synthetic cases exist for `kind` (see `CASE_KINDS`), or a style is given for a kind without
+            text.
     """
+    if style is not None and kind not in TEXT_SIGN_KINDS | TEXT_CONTACT_KINDS:
+        raise ValueError(f"sign styles apply to text subtasks only, not {kind!r}")
     if kind not in CASE_KINDS:
         raise ValueError(f"no synthetic cases for subtask {kind!r}; known: {sorted(CASE_KINDS)}")
     if kind in GROUNDING_KINDS:
@@ -144,7 +151,13 @@ def make_cases(kind: str, n: int, seed: int = 0) -> list[BenchCase]:
         return cases
     family = "contact" if kind in TEXT_CONTACT_KINDS else "sign"
     # Text subtasks of one family share their scenes, so a detector's result on a scene serves all of them.
-    for i, scene in enumerate(text_scenes(n, seed, kind=family, stream=f"text-{family}")):
+    if style is None:
+        scenes = text_scenes(n, seed, kind=family, stream=f"text-{family}")
+    else:
+        from costa.testing.sign_styles import styled_text_scenes
+
+        scenes = styled_text_scenes(n, seed, style, kind=family, stream=f"text-{family}")
+    for i, scene in enumerate(scenes):
         if kind in ("text_detection", "text_extraction"):
             subtask = Subtask(id="s1", kind=kind)
         elif kind == "text_redaction":

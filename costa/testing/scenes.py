@@ -144,7 +144,7 @@ class TextScene:
         sensitive: phone-number and email spans ("contact" scenes), else empty.
         font: font name (see `available_fonts`); size: font size in pixels; colour: text RGB; angle: rotation in
             degrees (counter-clockwise); background_kind: a kind from `backgrounds.SCENE_BACKGROUNDS`; kind: "sign"
-            or "contact".
+            or "contact"; style: the sign style (`costa.testing.sign_styles`), "plain" as drawn here.
     """
 
     image: np.ndarray
@@ -159,6 +159,7 @@ class TextScene:
     angle: float
     background_kind: str
     kind: str
+    style: str = "plain"
 
     @property
     def words(self) -> tuple[WordBox, ...]:

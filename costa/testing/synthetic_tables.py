@@ -80,7 +80,19 @@ def make_synthetic_tables(base: Tables, n_tools: int = 500, seed: int = 0) -> Ta
     def add(sig: Signature, kinds: list[str]) -> None:
         tid = f"syn{len(tools):04d}"
         retries = rng.randint(0, MAX_RETRIES)
-        params = {"strength": {"default": 0, "retries": list(range(1, retries + 1))}} if retries else {}
+        params = (
+            {
+                "strength": {
+                    "type": "int",
+                    "min": 0,
+                    "max": MAX_RETRIES,
+                    "default": 0,
+                    "retries": list(range(1, retries + 1)),
+                }
+            }
+            if retries
+            else {}
+        )
         tools.append(
             {
                 "id": tid,
@@ -117,6 +129,6 @@ def make_synthetic_tables(base: Tables, n_tools: int = 500, seed: int = 0) -> Ta
     csv_text = io.StringIO()
     csv_text.write(",".join(BENCHMARK_COLUMNS) + "\n")
     for tid, kind, seconds, quality in rows:
-        csv_text.write(f"{tid},{kind},{seconds:.6g},{quality:.4f},estimate,0\n")
+        csv_text.write(f"{tid},{kind},{seconds:.6g},{quality:.4f},,estimate,0\n")
     names = ("synthetic/subtasks.yaml", "synthetic/tools.yaml", "synthetic/benchmark.csv")
     return parse_tables(subtasks_doc, {"tools": tools}, csv_text.getvalue(), names)

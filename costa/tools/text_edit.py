@@ -8,7 +8,7 @@ background from a ring around the box, text colour from the glyph cores, font si
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +19,12 @@ from costa.glyphs import (
     Background,
     boxes_mask,
     contrasting_colour,
-    estimate_background,
     expand_box,
-    glyph_mask,
     ink_colour,
     locate_text,
 )
 from costa.masks import dilate_mask
+from costa.signstyle import measure_sign
 from costa.textmatch import TextMatch
 from costa.tools.base import Tool
 from costa.tools.params import float_param, int_param
@@ -71,7 +70,9 @@ def parse_colour(value: Any) -> tuple[int, int, int]:
 class TextStyle:
     """How the old text looked, measured on the image: where its ink sits, its size, weight and colour.
 
-    `origin` is the Pillow "ls" anchor (left end of the baseline) in image pixels; `size` is the font size in pixels.
+    `origin` is the Pillow "ls" anchor (left end of the baseline) in image pixels; `size` is the font size in pixels;
+    `outline`/`outline_px` and `shadow`/`shadow_offset` (dx, dy pixels) describe an outline and a drop shadow when
+    the old text had them (see `costa.signstyle`).
     """
 
     origin: tuple[float, float]
@@ -80,6 +81,10 @@ class TextStyle:
     colour: tuple[int, int, int]
     ink: Box
     centred: bool
+    outline: tuple[int, int, int] | None = None
+    outline_px: int = 0
+    shadow: tuple[int, int, int] | None = None
+    shadow_offset: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -87,8 +92,9 @@ class _Planned:
     match: TextMatch
     box: Box
     background: Background
-    mask: np.ndarray  # bool (box.h, box.w): the old glyphs
+    mask: np.ndarray  # bool (box.h, box.w): the old glyphs, with their outline and shadow
     style: TextStyle
+    outside: np.ndarray  # bool (box.h, box.w): pixels of the box beyond the sign's panel (never painted over)
 
 
 def measure_style(
@@ -107,6 +113,7 @@ def measure_style(
     """
     ys, xs = np.nonzero(mask)
     ink = Box(box.x + int(xs.min()), box.y + int(ys.min()), int(xs.max() - xs.min()) + 1, int(ys.max() - ys.min()) + 1)
+    density = max(1e-3, float(mask[ink.y - box.y : ink.y2 - box.y, ink.x - box.x : ink.x2 - box.x].mean()))
     best: tuple[float, int, bool] | None = None
     for bold in (False, True):
         ref = load_font(100, bold)
@@ -116,7 +123,9 @@ def measure_style(
         size = max(_MIN_FONT_PX, round(100 * ink.h / (bottom - top)))
         font = load_font(size, bold)
         left, top, right, bottom = font.getbbox(text, anchor="ls")
-        error = abs((right - left) - ink.w) / max(ink.w, 1)
+        # Width alone cannot tell a bold face from a widely spaced regular one; the share of the ink box that is
+        # ink (stroke weight) can.
+        error = abs((right - left) - ink.w) / max(ink.w, 1) + abs(_ink_density(font, text) - density) / density
         if best is None or error < best[0]:
             best = (error, size, bold)
     if best is None:
@@ -126,6 +135,17 @@ def measure_style(
     origin = (float(ink.x - left), float(ink.y - top))
     colour = ink_colour(image, box, mask, background)
     return TextStyle(origin, size, bold, colour, ink, centred)
+
+
+def _ink_density(font: Any, text: str) -> float:
+    """Share (0–1) of `text`'s ink box that is ink when drawn in `font` (anti-aliased pixels count from half)."""
+    from PIL import Image, ImageDraw
+
+    left, top, right, bottom = font.getbbox(text, anchor="ls")
+    w, h = max(1, right - left), max(1, bottom - top)
+    canvas = Image.new("L", (w, h), 0)
+    ImageDraw.Draw(canvas).text((-left, -top), text, font=font, fill=255, anchor="ls")
+    return float((np.asarray(canvas) >= 128).mean())
 
 
 class _TextReplacer(Tool):
@@ -142,14 +162,17 @@ class _TextReplacer(Tool):
         height, width = image.shape[:2]
         planned: list[_Planned] = []
         for match, box in locate_text(image, _regions(state), subtask.target):
-            background = estimate_background(image, box)
-            mask = glyph_mask(image, box, background)
-            if not mask.any():
+            sign = measure_sign(image, box)
+            box = sign.box
+            if not sign.fill_mask.any():
                 raise ToolError(f"cannot separate the letters of {match.text!r} from their background")
             # A word inside a line is centred in its slot; a whole line keeps its start unless it is centred itself.
             centred = not match.whole_region or abs(box.x + box.w / 2 - width / 2) < 0.05 * width
-            style = measure_style(image, match.text, box, mask, background, centred)
-            planned.append(_Planned(match, box, background, mask, style))
+            style = measure_style(image, match.text, box, sign.fill_mask, sign.background, centred)
+            style = replace(style, colour=sign.fill, outline=sign.outline, outline_px=sign.outline_px)
+            style = replace(style, shadow=sign.shadow, shadow_offset=sign.shadow_offset)
+            outside = sign.outside if sign.outside is not None else np.zeros_like(sign.letters)
+            planned.append(_Planned(match, box, sign.background, sign.letters, style, outside))
         erased = self._erase(image, planned, params)
         out, drawn = _draw_replacements(erased, planned, new_text)
         changed = boxes_mask([p.box for p in planned] + drawn, height, width, dilate=2)
@@ -171,7 +194,7 @@ class PillowTextReplacer(_TextReplacer):
         grow = int_param(params, "margin")
         for p in planned:
             b = p.box
-            mask = dilate_mask(p.mask, grow)
+            mask = dilate_mask(p.mask, grow) & ~dilate_mask(p.outside, 1)
             fill = np.clip(np.round(p.background.render()), 0, 255).astype(np.uint8)
             region = out[b.y : b.y2, b.x : b.x2]
             region[mask] = fill[mask]
@@ -192,11 +215,13 @@ class InpaintTextReplacer(_TextReplacer):
     def _erase(self, image: np.ndarray, planned: Sequence[_Planned], params: Mapping[str, Any]) -> np.ndarray:
         height, width = image.shape[:2]
         mask = np.zeros((height, width), dtype=bool)
+        keep = np.zeros((height, width), dtype=bool)
         for p in planned:
             b = p.box
             mask[b.y : b.y2, b.x : b.x2] |= p.mask
+            keep[b.y : b.y2, b.x : b.x2] |= dilate_mask(p.outside, 1)
         grow, radius = int_param(params, "dilate"), float_param(params, "radius")
-        return inpaint_telea(image, dilate_mask(mask, grow), radius)
+        return inpaint_telea(image, dilate_mask(mask, grow) & ~keep, radius)
 
 
 def inpaint_telea(image: np.ndarray, mask: np.ndarray, radius: float) -> np.ndarray:
@@ -239,9 +264,16 @@ def _draw_replacements(image: np.ndarray, planned: Sequence[_Planned], new_text:
             left, top, right, bottom = font.getbbox(new_text, anchor="ls")
         oy = st.origin[1]
         ox = st.ink.x + st.ink.w / 2 - (left + right) / 2 if st.centred else st.ink.x - left
-        draw.text((ox, oy), new_text, font=font, fill=st.colour, anchor="ls")
-        x1, y1 = int(np.floor(ox + left)), int(np.floor(oy + top))
-        x2, y2 = int(np.ceil(ox + right)), int(np.ceil(oy + bottom))
+        stroke = st.outline_px if st.outline is not None else 0
+        if st.shadow is not None:
+            sx, sy = st.shadow_offset
+            draw.text((ox + sx, oy + sy), new_text, font=font, fill=st.shadow, anchor="ls")
+        draw.text(
+            (ox, oy), new_text, font=font, fill=st.colour, anchor="ls", stroke_width=stroke, stroke_fill=st.outline
+        )
+        sx, sy = st.shadow_offset
+        x1, y1 = int(np.floor(ox + left + min(0, sx))) - stroke, int(np.floor(oy + top + min(0, sy))) - stroke
+        x2, y2 = int(np.ceil(ox + right + max(0, sx))) + stroke, int(np.ceil(oy + bottom + max(0, sy))) + stroke
         try:
             drawn.append(Box(x1, y1, max(1, x2 - x1), max(1, y2 - y1)).clip(width, height))
         except InputError:

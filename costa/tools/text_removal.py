@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from costa.errors import InputError, ToolError
-from costa.glyphs import boxes_mask, glyph_mask, locate_text
+from costa.glyphs import boxes_mask, locate_text
 from costa.masks import dilate_mask
+from costa.signstyle import measure_sign
 from costa.tools.base import Tool
 from costa.tools.params import float_param, int_param
 from costa.tools.text_edit import inpaint_telea
@@ -24,7 +25,9 @@ from costa.types import EditState, Subtask, TextRegion, ToolOutput
 def text_mask(state: EditState, target: str | None, dilate: int) -> np.ndarray:
     """Return the bool (H, W) mask of the letters of every occurrence of `target`, grown by `dilate` pixels.
 
-    A box whose letters cannot be told from the background (too faint) is masked whole, so it is still removed.
+    The letters are measured inside each box (`costa.signstyle.measure_sign`): their outline and drop shadow are
+    included, and pixels beyond the sign's panel (wall or photo inside a loose OCR box) are left alone. A box whose
+    letters cannot be told from the background (too faint) is masked whole, so it is still removed.
 
     Raises:
         ToolError: no text regions in the state, or none matches the target.
@@ -35,13 +38,17 @@ def text_mask(state: EditState, target: str | None, dilate: int) -> np.ndarray:
     image = state.image
     height, width = image.shape[:2]
     mask = np.zeros((height, width), dtype=bool)
+    keep = np.zeros((height, width), dtype=bool)
     for _, box in locate_text(image, tuple(r for r in regions if isinstance(r, TextRegion)), target):
-        letters = glyph_mask(image, box)
-        if letters.any():
-            mask[box.y : box.y2, box.x : box.x2] |= letters
+        sign = measure_sign(image, box)
+        box = sign.box
+        if sign.letters.any():
+            mask[box.y : box.y2, box.x : box.x2] |= sign.letters
+            if sign.outside is not None:
+                keep[box.y : box.y2, box.x : box.x2] |= dilate_mask(sign.outside, 1)
         else:
             mask |= boxes_mask([box], height, width)
-    return dilate_mask(mask, dilate)
+    return dilate_mask(mask, dilate) & ~keep
 
 
 class TeleaTextRemover(Tool):

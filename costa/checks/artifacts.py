@@ -1,0 +1,272 @@
+"""Artifacts a person would see: mirrored or duplicated content in outpainted margins, smears and seams in a fill.
+
+Measures used by the outpainting check (`costa.checks.image`) and, through `removal_artifacts`, by the removal
+checks. Each function is pure over RGB uint8 arrays (OpenCV imported inside), returns numbers with their units, and
+the `*_verdict` helpers map them to a `Verdict` with the numbers that give 1.0 and 0.0.
+
+- **Mirrored margins** (`mirror_similarity`): a reflect outpainter copies the band of the image beside each new
+  margin, flipped. On a plain wall that is harmless; next to a sign it paints half a letter, reversed. The measure is
+  the correlation of the margin's fine detail (grey minus a Gaussian blur, σ 2 px) with the flipped band, counted only
+  when the margin holds salient structure *across* the seam (strong gradients along the extension axis: lines that
+  simply continue across the seam look the same mirrored and are fine).
+- **Duplicated content** (`duplicated_share`): blocks of the margin with strong edges that reappear unflipped, almost
+  exactly (normalised cross-correlation ≥ 0.92), somewhere in the original — a patch fill that cloned a letter.
+- **Text in a margin** is read by the check itself with the OCR engine (`costa.checks.image`).
+- **Smear and seam in a fill** (`fill_statistics`): inside a filled hole, texture (mean gradient) against the ring
+  around it — a Telea smear over textured ground is much flatter — and the colour step across the hole's outline
+  against the steps just outside it — a visible seam.
+
+Units: pixels; grey levels 0–255; correlations in [-1, 1]; shares in [0, 1].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from costa.types import Verdict
+
+#: Grey-level step (0–255 per pixel, along the extension axis) that counts as salient structure in a margin.
+SALIENT_STEP = 20.0
+#: Share of margin pixels with a salient step from which the margin holds content worth protecting.
+SALIENT_SHARE = 0.005
+#: Detail correlation with the flipped original band: ≤ 0.5 → 1.0, 0 at 0.8 (when the margin is salient).
+MIRROR_FULL, MIRROR_ZERO = 0.5, 0.8
+#: Block correlation at or above which a margin block is a clone of the original.
+CLONE_NCC = 0.92
+#: Least mean gradient (grey levels per pixel) around a fill for a smooth fill to count as a smear.
+SMEAR_MIN_TEXTURE = 6.0
+
+
+@dataclass(frozen=True)
+class MarginStats:
+    """One new margin's measures: `salient` (share of pixels with a strong step along the extension axis),
+    `mirror` (detail correlation with the flipped original band, -1…1; 0 when not salient) and `cloned` (share of
+    its salient blocks found unflipped in the original)."""
+
+    side: str
+    salient: float
+    mirror: float
+    cloned: float
+
+
+def _grey(image: np.ndarray) -> np.ndarray:
+    return image.astype(np.float32) @ np.array([0.299, 0.587, 0.114], dtype=np.float32)
+
+
+def _detail(grey: np.ndarray) -> np.ndarray:
+    import cv2
+
+    return grey - cv2.GaussianBlur(grey, (0, 0), 2.0)
+
+
+def _oriented(canvas: np.ndarray, side: str, left: int, top: int, height: int, width: int, depth: int):
+    """The margin on `side` and the original band beside it, both turned so that the extension runs along x and the
+    seam lies between the margin's last column and the band's first."""
+    rows, cols = slice(top, top + height), slice(left, left + width)
+    if side == "left":
+        return canvas[rows, left - depth : left], canvas[rows, left : left + depth]
+    if side == "right":
+        x = left + width
+        return canvas[rows, x : x + depth][:, ::-1], canvas[rows, x - depth : x][:, ::-1]
+    if side == "top":
+        return canvas[top - depth : top, cols].T, canvas[top : top + depth, cols].T
+    y = top + height
+    return canvas[y : y + depth, cols].T[:, ::-1], canvas[y - depth : y, cols].T[:, ::-1]
+
+
+def margin_stats(after: np.ndarray, left: int, top: int, height: int, width: int, side: str, depth: int) -> MarginStats:
+    """Measure the new margin on `side` (`depth` pixels) of an outpainted canvas.
+
+    Args:
+        after: the outpainted canvas; the original occupies rows top…top+height, columns left…left+width.
+        side: "left", "right", "top" or "bottom"; depth: the margin's size in pixels.
+    """
+    grey = _grey(after)
+    span = min(depth, width if side in ("left", "right") else height)
+    if span < 2:
+        return MarginStats(side, 0.0, 0.0, 0.0)
+    margin, band = _oriented(grey, side, left, top, height, width, span)
+    margin, band = np.ascontiguousarray(margin), np.ascontiguousarray(band)
+    salient = float((np.abs(np.diff(margin, axis=1)) > SALIENT_STEP).mean())
+    if salient < SALIENT_SHARE:
+        return MarginStats(side, salient, 0.0, 0.0)
+    dm = _detail(margin[:, ::-1])  # column k: k pixels out from the seam
+    db = _detail(band)
+    # Plain reflection mirrors about the seam line; reflect-101 skips the edge column (one column's shift).
+    mirror = max(_ncc(dm, db), _ncc(dm[:, 1:], db[:, :-1]))
+    original = grey[top : top + height, left : left + width]
+    if side in ("top", "bottom"):
+        original = np.ascontiguousarray(original.T)
+    true_margin = margin[:, ::-1] if side in ("right", "bottom") else margin  # undo the turn: clones are unflipped
+    return MarginStats(side, salient, mirror, _cloned_share(np.ascontiguousarray(true_margin), original))
+
+
+def _ncc(a: np.ndarray, b: np.ndarray) -> float:
+    a = a - a.mean()
+    b = b - b.mean()
+    denom = float(np.sqrt((a * a).sum() * (b * b).sum()))
+    return float((a * b).sum() / denom) if denom > 1e-6 else 0.0
+
+
+def _cloned_share(margin: np.ndarray, original: np.ndarray) -> float:
+    """Share of the margin's salient square blocks that match some place of the original almost exactly."""
+    import cv2
+
+    size = int(min(margin.shape[1], 32, margin.shape[0]))
+    if size < 8 or original.shape[0] < size or original.shape[1] < size:
+        return 0.0
+    scale = min(1.0, 384.0 / max(original.shape))
+    small = original if scale == 1.0 else cv2.resize(original, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    salient = found = 0
+    corners = [
+        (y, x) for y in range(0, margin.shape[0] - size + 1, size) for x in range(0, margin.shape[1] - size + 1, size)
+    ]
+    for y, x in corners[:: max(1, len(corners) // 64)]:
+        block = np.ascontiguousarray(margin[y : y + size, x : x + size])
+        if (np.abs(np.diff(block, axis=1)) > SALIENT_STEP).mean() < 4 * SALIENT_SHARE:
+            continue
+        if _ncc(block, block[:, ::-1]) > 0.5:
+            continue  # looks the same flipped (a line across the seam, a round blob): a match proves no copying
+        salient += 1
+        tmpl = block if scale == 1.0 else cv2.resize(block, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        if min(tmpl.shape) < 4 or tmpl.shape[0] > small.shape[0] or tmpl.shape[1] > small.shape[1]:
+            continue
+        score = cv2.matchTemplate(small.astype(np.float32), tmpl.astype(np.float32), cv2.TM_CCOEFF_NORMED)
+        if float(score.max()) >= CLONE_NCC:
+            found += 1
+    return found / salient if salient else 0.0
+
+
+def mirror_verdict(stats: MarginStats) -> tuple[float, str]:
+    """Quality and reason for one margin: mirrored or cloned salient content fails."""
+    if stats.salient < SALIENT_SHARE:
+        return 1.0, f"{stats.side} margin holds no salient structure to mirror ({stats.salient:.1%} strong steps)"
+    q_mirror = float(np.clip((MIRROR_ZERO - stats.mirror) / (MIRROR_ZERO - MIRROR_FULL), 0.0, 1.0))
+    q_clone = float(np.clip((0.5 - stats.cloned) / 0.3, 0.0, 1.0))
+    reason = (
+        f"{stats.side} margin: detail correlation with the flipped image beside it {stats.mirror:.2f} "
+        f"(≤{MIRROR_FULL} → 1.0, 0 at {MIRROR_ZERO}), {stats.cloned:.0%} of its salient blocks cloned from the image "
+        f"(≤20% → 1.0, 0 at 50%)"
+    )
+    if min(q_mirror, q_clone) < 1.0:
+        reason += ": the margin repeats content of the image (mirrored or copied) that a person would see"
+    return min(q_mirror, q_clone), reason
+
+
+# -------------------------------------------------------------------------------------------- removal fills
+
+
+@dataclass(frozen=True)
+class FillStats:
+    """Texture and seam of a filled hole: `texture_in` / `texture_ring` are median gradients (grey levels per pixel)
+    inside the hole and in a ring around it; `seam` is the mean grey step across the hole's outline and `beside`
+    the mean step one ring further out."""
+
+    texture_in: float
+    texture_ring: float
+    seam: float
+    beside: float
+
+
+def fill_statistics(after: np.ndarray, mask: np.ndarray) -> FillStats | None:
+    """Measure the filled `mask` (bool H×W) of `after`; None when the mask is empty, the whole image, or too thin."""
+    import cv2
+
+    from costa.masks import dilate_mask, erode_mask
+
+    mask = mask.astype(bool)
+    if not mask.any() or mask.all():
+        return None
+    grey = _grey(after)
+    gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3) / 8.0
+    gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3) / 8.0
+    gradient = np.hypot(gx, gy)
+    core = erode_mask(mask, 3)
+    ring = dilate_mask(mask, 12) & ~dilate_mask(mask, 3)
+    outline = dilate_mask(mask, 1) & ~erode_mask(mask, 1)
+    beside = dilate_mask(mask, 6) & ~dilate_mask(mask, 4)
+    if core.sum() < 16 or ring.sum() < 16 or not outline.any() or not beside.any():
+        return None
+    # Medians: a neighbouring word or an outline in the ring is a minority of its pixels and must not read as texture.
+    return FillStats(
+        float(np.median(gradient[core])),
+        float(np.median(gradient[ring])),
+        float(gradient[outline].mean()),
+        float(gradient[beside].mean()),
+    )
+
+
+def removal_artifacts(after: np.ndarray, mask: np.ndarray | None) -> Verdict:
+    """Score a removal's fill for a smear (texture lost) and a seam (a step along the hole's outline).
+
+    - smear: (texture inside + 0.5) / (texture in the ring + 0.5) ≥ 0.45 → 1.0, 0 at 0.2 (only when the ring is
+      textured, median gradient ≥ 6 levels per pixel: a fill of a flat wall or fine grain may be smooth);
+    - seam: (step on the outline + 1) / (step beside it + 1) ≤ 2.5 → 1.0, 0 at 5.
+
+    Returns a neutral 1.0 verdict (with the reason) when there is no mask or it is too small to measure.
+    """
+    if mask is None:
+        return Verdict(1.0, ("no filled region declared; smear and seam not measured",))
+    stats = fill_statistics(after, mask)
+    if stats is None:
+        return Verdict(1.0, ("filled region too small or too thin to measure smear and seam",))
+    parts: list[tuple[float, str]] = []
+    if stats.texture_ring >= SMEAR_MIN_TEXTURE:
+        ratio = (stats.texture_in + 0.5) / (stats.texture_ring + 0.5)
+        parts.append(
+            (
+                float(np.clip((ratio - 0.2) / 0.25, 0.0, 1.0)),
+                f"texture inside the fill {stats.texture_in:.1f} vs {stats.texture_ring:.1f} around it: ×{ratio:.2f} "
+                "(≥0.45 → 1.0, 0 at 0.2; lower is a smear)",
+            )
+        )
+    else:
+        parts.append((1.0, f"surroundings are smooth (gradient {stats.texture_ring:.1f}); no smear to measure"))
+    jump = (stats.seam + 1.0) / (stats.beside + 1.0)
+    parts.append(
+        (
+            float(np.clip((5.0 - jump) / 2.5, 0.0, 1.0)),
+            f"step on the fill's outline {stats.seam:.1f} vs {stats.beside:.1f} beside it: ×{jump:.2f} "
+            "(≤2.5 → 1.0, 0 at 5; higher is a seam)",
+        )
+    )
+    return Verdict(min(q for q, _ in parts), tuple(r for _, r in parts))
+
+
+# -------------------------------------------------------------------------------------------------- clipping
+
+#: A pixel whose three channels are all at or below / at or above these levels has lost its shadow / highlight detail.
+SHADOW_LEVEL, HIGHLIGHT_LEVEL = 3, 252
+
+
+def clipped_tails(image: np.ndarray, mask: np.ndarray | None = None) -> tuple[float, float]:
+    """Shares (0–1) of pixels (inside `mask` if given) crushed to black and blown to white (all channels)."""
+    low = np.all(image <= SHADOW_LEVEL, axis=2)
+    high = np.all(image >= HIGHLIGHT_LEVEL, axis=2)
+    if mask is not None:
+        if not mask.any():
+            return 0.0, 0.0
+        low, high = low[mask], high[mask]
+    return float(low.mean()), float(high.mean())
+
+
+def clipping_verdict(
+    before: np.ndarray, after: np.ndarray, mask: np.ndarray | None, toward_shadows: bool, toward_highlights: bool
+) -> list[tuple[float, str]]:
+    """Score the growth of crushed shadows and blown highlights separately.
+
+    A tail the adjustment was asked to move toward (darker → shadows, brighter → highlights, more contrast → both)
+    may grow by 3 % of the pixels (→ 1.0, 0 at 10 %); the other by 1 % (→ 1.0, 0 at 5 %): brightening must not crush
+    the shadows, and a warmth change should clip neither.
+    """
+    lb, hb = clipped_tails(before, mask)
+    la, ha = clipped_tails(after, mask)
+    out: list[tuple[float, str]] = []
+    for name, grown, asked in (("shadows crushed to black", la - lb, toward_shadows),
+                               ("highlights blown to white", ha - hb, toward_highlights)):  # fmt: skip
+        full, zero = (0.03, 0.10) if asked else (0.01, 0.05)
+        quality = float(np.clip((zero - grown) / (zero - full), 0.0, 1.0))
+        out.append((quality, f"{name} {grown:+.1%} (≤{full:.0%} → 1.0, 0 at {zero:.0%})"))
+    return out

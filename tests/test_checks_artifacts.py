@@ -1,0 +1,107 @@
+"""Artifacts a person would see fail their checks: mirrored or cloned margins, smeared or seamed fills, clipping.
+
+Each "fails" case here scored 1.00 before these measures (the reflect outpainter's mirrored letters passed every
+outpainting measure). Images are generated; the outpainting tools are the real embedded ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from costa.checks import CheckContext
+from costa.checks.artifacts import clipping_verdict, margin_stats, removal_artifacts
+from costa.checks.image import check_adjustment, check_outpainting
+from costa.tables import load_tables
+from costa.tools.outpaint import ReflectOutpainter
+from costa.types import EditState, Subtask, ToolOutput
+from tests.text_helpers import Line, background, draw, shared_reader
+
+THRESHOLD = 0.8
+WIDE = Subtask(id="o", kind="outpainting", result="16:9")
+
+
+def sign_to_the_edges() -> np.ndarray:
+    """A sign photographed close: the word runs almost to the left and right edges."""
+    img = background("noise", 300, 200, (240, 236, 226))
+    return draw(img, [Line("SALE", (14, 50), 96, (200, 25, 25))])
+
+
+def plain_wall() -> np.ndarray:
+    return background("gradient", 300, 200, (180, 170, 160))
+
+
+@pytest.fixture(scope="module")
+def ctx() -> CheckContext:
+    return CheckContext(reader=shared_reader())
+
+
+def reflect(image: np.ndarray) -> ToolOutput:
+    spec = load_tables().tools["reflect_outpaint"]
+    return ReflectOutpainter(spec)(EditState(image), WIDE, spec.params_for_attempt(0))
+
+
+def test_reflected_margins_next_to_a_sign_fail(ctx: CheckContext) -> None:
+    image = sign_to_the_edges()
+    out = reflect(image)
+    before = EditState(image)
+    verdict = check_outpainting(ctx, WIDE, before, before.with_output(out), out)
+    assert verdict.quality < THRESHOLD, verdict
+    assert any("mirrored or copied" in r for r in verdict.reasons), verdict.reasons
+
+
+def test_reflected_margins_of_a_plain_wall_pass(ctx: CheckContext) -> None:
+    image = plain_wall()
+    out = reflect(image)
+    before = EditState(image)
+    verdict = check_outpainting(ctx, WIDE, before, before.with_output(out), out)
+    assert verdict.quality >= THRESHOLD, verdict
+
+
+def test_a_cloned_letter_in_a_margin_is_found() -> None:
+    image = sign_to_the_edges()
+    h, w = image.shape[:2]
+    canvas = np.full((h, w + 120, 3), 238, np.uint8)
+    canvas[:, 60 : 60 + w] = image
+    canvas[:, :60] = image[:, 60:120]  # a straight copy (a patch fill that cloned part of the word)
+    stats = margin_stats(canvas, 60, 0, h, w, "left", 60)
+    assert stats.cloned >= 0.5, stats
+
+
+def _textured(h: int = 120, w: int = 160) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    grain = rng.normal(0, 22, (h, w, 1))
+    return np.clip(128 + grain + np.zeros((h, w, 3)), 0, 255).astype(np.uint8)
+
+
+def test_removal_smear_and_seam_fail_and_a_true_fill_passes() -> None:
+    truth = _textured()
+    hole = np.zeros(truth.shape[:2], bool)
+    hole[40:80, 50:110] = True
+    assert removal_artifacts(truth, hole).quality == 1.0  # the true background: nothing to see
+    smeared = truth.copy()
+    smeared[hole] = 128  # flat grey over grain: a smear
+    bad = removal_artifacts(smeared, hole)
+    assert bad.quality < THRESHOLD and "smear" in " ".join(bad.reasons), bad
+    flat = np.full_like(truth, 120)
+    seamed = flat.copy()
+    seamed[hole] = 170  # a fill of the wrong tone: its outline is a step
+    seam = removal_artifacts(seamed, hole)
+    assert seam.quality < THRESHOLD and "seam" in " ".join(seam.reasons), seam
+
+
+def test_brightening_that_crushes_shadows_fails(ctx: CheckContext) -> None:
+    rng = np.random.default_rng(0)
+    image = np.clip(rng.normal(110, 45, (120, 160, 3)), 20, 235).astype(np.uint8)
+    lifted = np.clip(image.astype(int) + 15, 0, 255).astype(np.uint8)
+    crushed = lifted.copy()
+    luma = image.mean(axis=2)
+    crushed[luma <= np.quantile(luma, 0.02)] = 0  # brighter on average, but the darkest 2 % crushed to black
+    ask = Subtask(id="b", kind="global_adjustment", result="brighter")
+    before = EditState(image)
+    for result, passes in ((lifted, True), (crushed, False)):
+        out = ToolOutput(image=result, edited_region=None)
+        verdict = check_adjustment(ctx, ask, before, before.with_output(out), out)
+        assert (verdict.quality >= THRESHOLD) is passes, verdict
+    assert clipping_verdict(image, crushed, None, False, True)[0][0] < THRESHOLD  # shadows: not asked for
+    assert clipping_verdict(image, crushed, None, True, False)[0][0] == 1.0  # "darker" may crush 2 %

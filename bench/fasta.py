@@ -170,7 +170,13 @@ def _truth(
 
 
 def run_plan_search(
-    services: Services, task: SyntheticTask, alpha: float, lazy: bool, estimates: Estimates, ex_cls: type[_TimedExecutor], vcache: dict
+    services: Services,
+    task: SyntheticTask,
+    alpha: float,
+    lazy: bool,
+    estimates: Estimates,
+    ex_cls: type[_TimedExecutor],
+    vcache: dict,
 ) -> TaskRun:
     """Whole-plan A* (CoSTA*): eager or lazy, estimates frozen for the stream (no learning between tasks)."""
     plan = _plan(services, task)

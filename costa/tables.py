@@ -159,7 +159,9 @@ def _parse_params(raw: Any, at: str, ready: bool) -> tuple[ParamSpec, ...]:
                 raise TableError(f"{at}: parameter {name!r} {key} must be a number, got {b!r}")
             bounds.append(b)
         low, high = bounds
-        spec = ParamSpec(name, body["default"], tuple(retries), str(body.get("doc", "")), kind, low, high, tuple(choices))
+        spec = ParamSpec(
+            name, body["default"], tuple(retries), str(body.get("doc", "")), kind, low, high, tuple(choices)
+        )
         if kind is not None:
             for label, value in [("default", spec.default), *(("retry", r) for r in spec.retries)]:
                 problem = param_problem(spec, value)

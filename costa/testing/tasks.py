@@ -203,7 +203,7 @@ def make_task(index: int, seed: int) -> SyntheticTask:
     if wants_deblur:
         sharp = image
         blurred = cv2.GaussianBlur(image.astype(np.float32), (0, 0), float(rng.uniform(1.2, 2.0)))
-        blurred += rng.normal(0.0, 1.0, blurred.shape).astype(np.float32)  # type: ignore[attr-defined]  # numpy's stubs pick rng.normal's scalar overload for OpenCV's untyped shape
+        blurred += np.asarray(rng.normal(0.0, 1.0, blurred.shape), dtype=np.float32)
         image = np.clip(np.rint(blurred), 0, 255).astype(np.uint8)
         head.append(Expected("image_deblurring", _pick(rng, ("Deblur the image.", "Sharpen the image."))))
     if wants_outpaint:

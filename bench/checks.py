@@ -105,7 +105,7 @@ def run_cases(cases: Sequence[CheckCase], threshold: float = 0.8, reader: object
                 quality >= threshold,
                 reasons,
                 seconds,
-                c.note,  # type: ignore[attr-defined]
+                c.note,
             )
         )
     return out

@@ -29,6 +29,7 @@ RUNNERS: tuple[str, ...] = (
     "reflection",
     "grounding",
     "checks",
+    "neural",
 )
 
 #: The shared benchmark data beside the repository (<workspace>/shared/benchmarks); optional.

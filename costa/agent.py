@@ -28,6 +28,7 @@ from costa.events import (
     TurnDone,
 )
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
+from costa.models.control import TurnControl, using_control
 from costa.planner.validate import plan_param_problems
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
@@ -97,6 +98,7 @@ class _Executor:
     plan: Plan
     region: UserRegion
     ctx: CheckContext
+    control: TurnControl | None = None
     #: Why tools raised, in order, without repeats: (tool id, reason); and what would ground an unfound target.
     failures: dict[tuple[str, str], None] = field(default_factory=dict)
     advice: dict[str, None] = field(default_factory=dict)
@@ -140,9 +142,12 @@ class _Executor:
             tool.ensure_loaded()  # loading a model once per process is not the tool's per-call cost
         except ToolError as e:
             return Outcome(0.0, 0.0, error=f"{node.tool}: {e}")
+        if self.control is not None and self.control.stopped():
+            return Outcome(0.0, 0.0, error=f"{node.tool}: not run, the turn was stopped")
         t0 = time.perf_counter()
         try:
-            output = tool(before, subtask, params)
+            with using_control(self.control, node.subtask_id, node.tool, attempt):
+                output = self.services.runner.run(tool, before, subtask, params)
         except ToolError as e:
             self._record(node.tool, e)
             if isinstance(e, GroundingError) and e.deterministic:
@@ -294,6 +299,7 @@ def run_turn(
     reflect: bool | None = None,
     memory: Any = None,
     accept_unverified: bool = False,
+    control: TurnControl | None = None,
 ) -> Iterator[Event]:
     """Execute `plan` on `image`, yielding events; the last event is always `TurnDone`.
 
@@ -304,6 +310,7 @@ def run_turn(
         lazy: False runs every successor on expansion (the published behaviour; for benchmarks).
         accept_unverified: report a subtask whose target was found but not verified as done (the user accepted the
             candidate region); otherwise it is reported `TargetUnverified`, not done, and the turn is not ok.
+        control: the turn's Stop flag and progress sink, seen by long tool calls (diffusion steps).
         mode: "lazy" / "eager" (whole-plan A*) or "fast-slow" (FaSTA*: learned subroutines first, local A* on
             failure; `runtime` is its `costa.subroutines.executor.FastSlowRuntime`, built from settings when None).
         reflect: judge each finished subtask with the reflection experts and retry on their feedback
@@ -354,7 +361,7 @@ def run_turn(
         return
     from costa.reflect.memo import MemoReader  # the same pixels are read once per turn (checks, then reflection)
 
-    executor = _Executor(services, plan, region, CheckContext(reader=MemoReader(services.reader)))
+    executor = _Executor(services, plan, region, CheckContext(reader=MemoReader(services.reader)), control)
     executor.accept_unverified = accept_unverified
 
     def label(n: object) -> tuple[str, str]:

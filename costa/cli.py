@@ -72,6 +72,15 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="list every tool: ready or not, and why")
     d.add_argument("--json", action="store_true")
 
+    m = sub.add_parser("models", help="neural weights: list what each tool needs, pull, verify")
+    msub = m.add_subparsers(dest="models", required=True)
+    msub.add_parser("list", help="every model a neural tool needs: present or missing, size, where")
+    mp = msub.add_parser("pull", help="download models into COSTA_MODELS_DIR (needs COSTA_ALLOW_DOWNLOADS=1 or --yes)")
+    mp.add_argument("names", nargs="*", help="model ids from `models list`")
+    mp.add_argument("--yes", action="store_true", help="download even though COSTA_ALLOW_DOWNLOADS is not set")
+    mv = msub.add_parser("verify", help="check files are complete (and hashes when known)")
+    mv.add_argument("names", nargs="*", help="model ids (default: every model a neural tool needs)")
+
     b = sub.add_parser(
         "bench",
         help="benchmarks that print ratios against a baseline measured in the same run (see `bench --help`)",
@@ -209,6 +218,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
         TurnDone,
     )
     from costa.images import load_image, load_mask, parse_box, parse_point, save_image
+    from costa.models.control import TurnControl
     from costa.services import Services
 
     output = Path(args.output)
@@ -235,6 +245,14 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
     ledger: list[tuple[str, str, int, float, float, bool]] = []
     try:
         mode = args.mode or ("eager" if args.eager else "lazy")
+
+        def on_progress(ev) -> None:  # per-step progress of diffusion tools and LLM calls made by tools, as they happen
+            if events_file is not None:
+                events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
+            if not args.quiet and ev.kind == "tool_progress":
+                print(f"  step  {ev.subtask_id} {ev.tool}: {ev.what} {ev.done}/{ev.total}", file=out)
+
+        control = TurnControl(on_event=on_progress)
         reflect = False if args.no_reflect else None
         for ev in run_turn(
             services,
@@ -246,6 +264,7 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
             mode=mode,
             reflect=reflect,
             accept_unverified=args.accept_unverified,
+            control=control,
         ):
             if events_file is not None:
                 events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
@@ -373,6 +392,24 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def cmd_models(args: argparse.Namespace, out: TextIO) -> int:
+    from costa.config import Settings
+    from costa.models import manage
+    from costa.tables import load_tables
+
+    settings, tables = Settings.from_env(), load_tables()
+    if args.models == "list":
+        print(manage.format_list(manage.list_models(tables, settings)), file=out)
+        return EXIT_OK
+    if args.models == "pull":
+        for line in manage.pull_models(args.names, settings, explicit=args.yes):
+            print(line, file=out)
+        return EXIT_OK
+    ok, lines = manage.verify_models(args.names, tables, settings)
+    print("\n".join(lines), file=out)
+    return EXIT_OK if ok else EXIT_ERROR
+
+
 def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
     """Hand the arguments to the benchmark package (`bench/` beside `costa/` in a checkout; not in the library)."""
     try:
@@ -399,7 +436,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = _parser().parse_args(argv)
     from costa.subroutines.commands import cmd_mine, cmd_rules
 
-    handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench}
+    handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench, "models": cmd_models}
     handlers |= {"mine": cmd_mine, "rules": cmd_rules}
     try:
         return handlers[args.command](args, out)

@@ -86,6 +86,9 @@ class Settings:
         COSTA_LLM_PRICE_OUT); when either is set (the other counts as 0) every LLM call's cost goes into the ledger.
     models_dir: local folder with neural weights (COSTA_MODELS_DIR).
     allow_downloads: let neural backends reach a model hub (COSTA_ALLOW_DOWNLOADS=1); off by default.
+    model_memory_gb: most gigabytes of loaded neural models held at once (COSTA_MODEL_MEMORY_GB); least recently
+        used models are unloaded beyond it; unset = no limit.
+    device: the torch device neural tools use (COSTA_DEVICE: cpu, cuda, cuda:1, mps); unset = the best found.
     max_upload_mb: largest accepted upload in megabytes (COSTA_MAX_UPLOAD_MB, default 25).
     concurrency: turns the app runs at once, one queue shared by every tool-running event (COSTA_CONCURRENCY,
         default 2; set 1 on a single GPU).
@@ -110,6 +113,8 @@ class Settings:
     llm_price_out: float | None = None
     models_dir: Path | None = None
     allow_downloads: bool = False
+    model_memory_gb: float | None = None
+    device: str | None = None
     max_upload_mb: float = 25.0
     concurrency: int = 2
     queue_size: int = 64
@@ -140,6 +145,8 @@ class Settings:
             llm_price_out=_optional_float(env, "COSTA_LLM_PRICE_OUT"),
             models_dir=Path(models).expanduser() if models else None,
             allow_downloads=env.get("COSTA_ALLOW_DOWNLOADS", "") in ("1", "true", "yes"),
+            model_memory_gb=_optional_float(env, "COSTA_MODEL_MEMORY_GB"),
+            device=(env.get("COSTA_DEVICE") or "").strip().lower() or None,
             max_upload_mb=_float(env, "COSTA_MAX_UPLOAD_MB", 25.0, 0.001, 10_000.0),
             concurrency=int(_float(env, "COSTA_CONCURRENCY", 2, 1, 64)),
             queue_size=int(_float(env, "COSTA_QUEUE_SIZE", 64, 1, 10_000)),

@@ -106,6 +106,18 @@ class ToolFinished(Event):
 
 
 @dataclass(frozen=True)
+class ToolProgress(Event):
+    """A long tool call finished `done` of `total` steps (diffusion steps); the page draws it as a progress bar."""
+
+    subtask_id: str
+    tool: str
+    attempt: int
+    done: int
+    total: int
+    what: str = "step"
+
+
+@dataclass(frozen=True)
 class Retry(Event):
     subtask_id: str
     tool: str

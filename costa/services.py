@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from costa.config import Settings
+from costa.models.cache import ModelCache
+from costa.models.runner import InProcessRunner, ToolRunner
 from costa.tables import Tables, load_tables
 from costa.tools import tool_class
 from costa.tools.base import Tool
@@ -63,6 +65,11 @@ class Services:
         self.tables = tables or load_tables()
         self.estimates = Estimates(self.tables)
         self._tools: dict[str, Tool] = {}
+        budget = self.settings.model_memory_gb
+        #: Loaded neural models shared by every tool (one Grounding DINO, one inpainting pipeline), LRU over budget.
+        self.models = ModelCache(int(budget * 2**30) if budget else None)
+        #: Runs each tool call; in-process by default, the seam for serving GPU tools elsewhere (README).
+        self.runner: ToolRunner = InProcessRunner()
         self._reader: Any = None
         self._lock = threading.RLock()
 
@@ -84,6 +91,8 @@ class Services:
                 cls = tool_class(spec)
                 tool = cls(spec, reader=self.reader) if spec.family == "ocr" else cls(spec)
                 tool.settings = self.settings  # limits such as max_pixels come from this process's settings
+                if hasattr(tool, "models"):  # neural tools share this process's model cache
+                    tool.models = self.models
                 self._tools[tool_id] = tool
             return self._tools[tool_id]
 

@@ -15,6 +15,22 @@ if SHARED_BENCHMARKS.is_dir():
     os.environ.setdefault("COSTA_BENCHMARKS_DIR", str(SHARED_BENCHMARKS))
 
 
+NEURAL_MODULES = ("torch", "diffusers", "transformers")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip `neural` tests, with the reason, when the neural extra (requirements-neural.txt) is not installed."""
+    import importlib.util
+
+    absent = [m for m in NEURAL_MODULES if importlib.util.find_spec(m) is None]
+    if not absent:
+        return
+    skip = pytest.mark.skip(reason=f"needs the neural extra (pip install -r requirements-neural.txt): no {absent}")
+    for item in items:
+        if "neural" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def _costa_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "costa_home"

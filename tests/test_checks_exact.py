@@ -114,3 +114,11 @@ def test_adding_text_that_was_already_there_fails(ctx: CheckContext) -> None:
     out = ToolOutput(image=written, edited_region=np.any(only_open != written, axis=-1))
     verdict = check_text_addition(ctx, subtask, state, state.with_output(out), out)
     assert verdict.quality >= THRESHOLD, verdict
+
+
+def test_text_with_letters_outside_ascii_is_compared_not_crashed() -> None:
+    # Regression: the digit context skipped non-ASCII letters, so 'CAFÉ 12' made the comparison index past its end.
+    from costa.checks.exact import find_text
+
+    assert find_text("CAFÉ 12 OPEN", "café 12").found
+    assert not find_text("CAFE 13", "café 12").found

@@ -55,6 +55,8 @@ def test_paper_rows_carry_the_paper_numbers() -> None:
 def test_ready_embedded_tools_have_measured_rows() -> None:
     t = load_tables()
     for spec in t.ready_tools():
+        if spec.backend != "embedded":  # neural and API rows stay paper/estimate until runs are recorded
+            continue
         for s in spec.subtasks:
             row = t.benchmark[(spec.id, s)]
             assert row.source in ("truth", "check") and row.n > 0, (spec.id, s)

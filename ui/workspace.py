@@ -26,6 +26,7 @@ from costa.eventlog import event_from_dict, event_to_dict
 from costa.events import ErrorEvent, Event, PlanReady, ToolFinished, ToolStarted, TurnDone
 from costa.graph import build_plan_graph, subtask_chains
 from costa.images import load_image
+from costa.models.control import TurnControl
 from costa.pointing import describe_region, region_from_pointing
 from costa.search import check_alpha, predict_best
 from costa.services import Services
@@ -428,6 +429,7 @@ class Workspace:
 
                     self._fast_slow = FastSlowRuntime.from_services(self.services, self.store)
                 runtime = self._fast_slow if mode == "fast-slow" else None
+                control = TurnControl(stop=rt.stop)  # Stop also interrupts a diffusion call between its steps
                 turn = pointing_first(self.services, planned.plan, region) or run_turn(  # ask before running
                     self.services,
                     image,
@@ -439,6 +441,7 @@ class Workspace:
                     runtime=runtime,
                     reflect=reflect,
                     memory=memory,
+                    control=control,
                 )
                 for ev in turn:
                     if isinstance(ev, PlanReady):

@@ -29,7 +29,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 #: Texts with at most this many letters and digits must match exactly.
@@ -165,8 +164,13 @@ def _digit_context(text: str) -> list[bool]:
     """Per kept character of `text`: is it in a digit context (its token, split on anything not a letter or digit,
     has more digits than letters)?"""
     out: list[bool] = []
-    for token in re.split(r"[^0-9a-z]+", text.lower()):
-        out += [sum(ch.isdigit() for ch in token) > sum(ch.isalpha() for ch in token)] * len(token)
+    token: list[str] = []
+    for ch in [*text.lower(), " "]:  # tokens of the same characters `_normalise` keeps (any letter or digit)
+        if ch.isalnum():
+            token.append(ch)
+            continue
+        out += [sum(c.isdigit() for c in token) > sum(c.isalpha() for c in token)] * len(token)
+        token = []
     return out
 
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from costa.checks import CheckContext, CheckFn
+from costa.checks.artifacts import removal_artifacts
 from costa.checks.common import boundary_alignment, ciede2000_values, shading_correlation
 from costa.checks.region import POINT_BETTER, coverage, judged_region, margin_px, pointing
 from costa.colours import colour_name, parse_colour
@@ -178,7 +179,9 @@ def check_removal(
         f"texture: gradient {g_fill:.2f} in the fill vs {g_ring:.2f} around it "
         f"(ratio within 2× → 1.0, 0 at 8×; got {2**log_ratio:.1f}×)"
     )
-    return Verdict(min(q_gone, q_colour, q_texture), tuple(reasons))
+    artifacts = removal_artifacts(after.image, hole)  # a smear or a seam a person would see (costa.checks.artifacts)
+    reasons.extend(artifacts.reasons)
+    return Verdict(min(q_gone, q_colour, q_texture, artifacts.quality), tuple(reasons))
 
 
 # ------------------------------------------------------------------------------------ segmentation, detection

@@ -1,0 +1,116 @@
+"""The base of every neural tool: weights from the resolver, the device, models from the shared cache, OOM handling.
+
+`missing()` says exactly why a neural tool cannot run (package, weights and where to put them, device) without
+importing torch, so `costa doctor` and the app's start stay light. A GPU out-of-memory error during a call becomes a
+`ToolError` (a recorded failure the search routes around) and the tool's models are unloaded first.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Callable, Hashable, Mapping
+from pathlib import Path
+from typing import Any
+
+from costa.errors import ToolError
+from costa.models.cache import ModelCache
+from costa.models.device import Device, is_out_of_memory, probe_device
+from costa.models.weights import describe_missing, locate, resolve
+from costa.tools.base import Tool
+from costa.types import EditState, Subtask, ToolOutput
+
+
+def gpu_visible() -> bool:
+    """A GPU torch could use is probably here (checked without importing torch)."""
+    if Path("/dev/nvidia0").exists() or Path("/proc/driver/nvidia/gpus").is_dir():
+        return True
+    return sys.platform == "darwin" and platform.machine() == "arm64"
+
+
+class NeuralTool(Tool):
+    """A tool backed by local weights (the table row's `requirements.weights`) run with torch.
+
+    `models` is the process-wide `ModelCache`, set by the services object (a tool built alone makes its own).
+    """
+
+    def __init__(self, spec: Any, **kwargs: Any) -> None:
+        super().__init__(spec)
+        self.models: ModelCache | None = None
+        self._device: Device | None = None
+        self._keys: set[Hashable] = set()
+
+    # ------------------------------------------------------------------ readiness (no torch import)
+    def missing(self) -> str | None:
+        base = super().missing()
+        if base:
+            return base
+        settings = self.current_settings()
+        for model_id in self.spec.requirements.weights:
+            status = locate(model_id, settings)
+            if not status.present and not settings.allow_downloads:
+                return describe_missing(status, settings)
+        if self.spec.requirements.gpu:
+            if settings.device == "cpu":
+                return None
+            if not gpu_visible():
+                return (
+                    "needs a CUDA or MPS GPU and none was found (set COSTA_DEVICE=cpu to run it on the CPU anyway: "
+                    "minutes per call at full size)"
+                )
+        return None
+
+    # ------------------------------------------------------------------ models
+    def device(self) -> Device:
+        if self._device is None:
+            self._device = probe_device(self.current_settings().device)
+        return self._device
+
+    def cache(self) -> ModelCache:
+        if self.models is None:
+            self.models = ModelCache()
+        return self.models
+
+    def weights_path(self, index: int = 0) -> Path:
+        """Local path of the row's `index`-th weights (downloaded first only when COSTA_ALLOW_DOWNLOADS=1)."""
+        return resolve(self.spec.requirements.weights[index], self.current_settings())
+
+    def shared_model(self, role: str, path: Path, loader: Callable[[Path, Device], Any]) -> Any:
+        """The model `role` loaded from `path` on this tool's device, shared with every tool asking the same."""
+        dev = self.device()
+        key = (role, str(path), dev.name, dev.dtype)
+        self._keys.add(key)
+        return self.cache().get(key, lambda: loader(path, dev))
+
+    def unload(self) -> None:
+        """Drop this tool's models from the shared cache (others' models stay)."""
+        for key in list(self._keys):
+            self.cache().unload(key)
+        self._keys.clear()
+
+    def __call__(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        try:
+            return super().__call__(state, subtask, params)
+        except (RuntimeError, MemoryError) as e:
+            if not is_out_of_memory(e) and not isinstance(e, MemoryError):
+                raise
+            self.unload()
+            raise ToolError(f"{self.spec.id} ran out of {self.device().name} memory; its model was unloaded") from e
+
+
+def local_only(settings_allow_downloads: bool) -> dict[str, Any]:
+    """`from_pretrained` keyword arguments: never reach the hub unless downloads are allowed."""
+    return {} if settings_allow_downloads else {"local_files_only": True}
+
+
+def to_device(batch: Mapping[str, Any], dev: Device) -> dict[str, Any]:
+    """Move a processor's tensors to `dev`, floating-point ones in the device's dtype."""
+    out: dict[str, Any] = {}
+    dtype = dev.torch_dtype()
+    for k, v in batch.items():
+        if hasattr(v, "to"):
+            v = v.to(dev.name)
+            if v.is_floating_point():
+                v = v.to(dtype)
+        out[k] = v
+    return out

@@ -35,8 +35,12 @@ SALIENT_SHARE = 0.005
 MIRROR_FULL, MIRROR_ZERO = 0.5, 0.8
 #: Block correlation at or above which a margin block is a clone of the original.
 CLONE_NCC = 0.92
-#: Least mean gradient (grey levels per pixel) around a fill for a smooth fill to count as a smear.
-SMEAR_MIN_TEXTURE = 6.0
+#: Least median gradient (grey levels per pixel) around a fill for a smooth fill to count as a smear: above the
+#: ~0.5 of a flat or gradient wall's sensor noise, below the 2–4 of visible grain or texture.
+SMEAR_MIN_TEXTURE = 1.5
+#: Texture ratio (fill + 0.5) / (ring + 0.5): ≥ `SMEAR_FULL` → 1.0, 0 at `SMEAR_ZERO`. Right fills of textured ground
+#: keep ≈ 1; a blurred fill keeps ≈ 0.2–0.3 of it.
+SMEAR_FULL, SMEAR_ZERO = 0.6, 0.35
 
 
 @dataclass(frozen=True)
@@ -201,8 +205,8 @@ def fill_statistics(after: np.ndarray, mask: np.ndarray) -> FillStats | None:
 def removal_artifacts(after: np.ndarray, mask: np.ndarray | None) -> Verdict:
     """Score a removal's fill for a smear (texture lost) and a seam (a step along the hole's outline).
 
-    - smear: (texture inside + 0.5) / (texture in the ring + 0.5) ≥ 0.45 → 1.0, 0 at 0.2 (only when the ring is
-      textured, median gradient ≥ 6 levels per pixel: a fill of a flat wall or fine grain may be smooth);
+    - smear: (texture inside + 0.5) / (texture in the ring + 0.5) ≥ 0.6 → 1.0, 0 at 0.35 (only when the ring is
+      textured, median gradient ≥ 1.5 levels per pixel: a fill of a flat wall may be smooth);
     - seam: (step on the outline + 1) / (step beside it + 1) ≤ 2.5 → 1.0, 0 at 5.
 
     Returns a neutral 1.0 verdict (with the reason) when there is no mask or it is too small to measure.
@@ -217,9 +221,9 @@ def removal_artifacts(after: np.ndarray, mask: np.ndarray | None) -> Verdict:
         ratio = (stats.texture_in + 0.5) / (stats.texture_ring + 0.5)
         parts.append(
             (
-                float(np.clip((ratio - 0.2) / 0.25, 0.0, 1.0)),
+                float(np.clip((ratio - SMEAR_ZERO) / (SMEAR_FULL - SMEAR_ZERO), 0.0, 1.0)),
                 f"texture inside the fill {stats.texture_in:.1f} vs {stats.texture_ring:.1f} around it: ×{ratio:.2f} "
-                "(≥0.45 → 1.0, 0 at 0.2; lower is a smear)",
+                f"(≥{SMEAR_FULL:g} → 1.0, 0 at {SMEAR_ZERO:g}; lower is a smear)",
             )
         )
     else:

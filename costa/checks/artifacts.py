@@ -34,7 +34,7 @@ SALIENT_SHARE = 0.005
 #: Detail correlation with the flipped original band: ≤ 0.5 → 1.0, 0 at 0.8 (when the margin is salient).
 MIRROR_FULL, MIRROR_ZERO = 0.5, 0.8
 #: Block correlation at or above which a margin block is a clone of the original.
-CLONE_NCC = 0.92
+CLONE_NCC = 0.98
 #: Least median gradient (grey levels per pixel) around a fill for a smooth fill to count as a smear: above the
 #: ~0.5 of a flat or gradient wall's sensor noise, below the 2–4 of visible grain or texture.
 SMEAR_MIN_TEXTURE = 1.5

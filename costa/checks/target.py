@@ -89,7 +89,7 @@ def partial_object(image: np.ndarray, region: np.ndarray, what: str = "the groun
     from costa.masks import dilate_mask
 
     similar = similar_pixels(image, region) | region
-    n, labels, stats, _ = _components(similar)
+    _, labels, _, _ = _components(similar)
     touching = np.unique(labels[region])
     touching = touching[touching > 0]
     grown = np.isin(labels, touching)

@@ -6,7 +6,8 @@ the `*_verdict` helpers map them to a `Verdict` with the numbers that give 1.0 a
 
 - **Mirrored margins** (`mirror_similarity`): a reflect outpainter copies the band of the image beside each new
   margin, flipped. On a plain wall that is harmless; next to a sign it paints half a letter, reversed. The measure is
-  the correlation of the margin's fine detail (grey minus a Gaussian blur, σ 2 px) with the flipped band, counted only
+  the correlation of the margin's fine detail (grey minus a Gaussian blur, σ 2 px) with the flipped band (over the
+  whole margin or over its third next to the seam, whichever is higher: a mirror softened outward), counted only
   when the margin holds salient structure *across* the seam (strong gradients along the extension axis: lines that
   simply continue across the seam look the same mirrored and are fine).
 - **Duplicated content** (`duplicated_share`): blocks of the margin with strong edges that reappear unflipped, almost
@@ -41,6 +42,17 @@ SMEAR_MIN_TEXTURE = 1.5
 #: Texture ratio (fill + 0.5) / (ring + 0.5): ≥ `SMEAR_FULL` → 1.0, 0 at `SMEAR_ZERO`. Right fills of textured ground
 #: keep ≈ 1; a blurred fill keeps ≈ 0.2–0.3 of it.
 SMEAR_FULL, SMEAR_ZERO = 0.6, 0.35
+#: Fine grain shows a smooth fill only over a wide hole (a disc this many pixels across fits in it); strong texture
+#: (median gradient from `SMEAR_STRONG_TEXTURE`) shows it over any hole, even thin strokes of removed text.
+SMEAR_MIN_THICKNESS_PX = 16.0
+SMEAR_STRONG_TEXTURE = 6.0
+
+
+def _thickness(mask: np.ndarray) -> float:
+    """Twice the largest distance (px) from a mask pixel to the outside: the widest disc that fits."""
+    import cv2
+
+    return 2.0 * float(cv2.distanceTransform(np.pad(mask, 1).astype(np.uint8), cv2.DIST_L2, 3).max())
 
 
 @dataclass(frozen=True)
@@ -98,8 +110,12 @@ def margin_stats(after: np.ndarray, left: int, top: int, height: int, width: int
         return MarginStats(side, salient, 0.0, 0.0)
     dm = _detail(margin[:, ::-1])  # column k: k pixels out from the seam
     db = _detail(band)
-    # Plain reflection mirrors about the seam line; reflect-101 skips the edge column (one column's shift).
-    mirror = max(_ncc(dm, db), _ncc(dm[:, 1:], db[:, :-1]))
+    near = max(8, min(span, max(16, span // 3)))  # a tool that fades or blurs the mirror outward keeps it here
+    # Plain reflection mirrors about the seam line; reflect-101 skips the edge column: margin column k is band column
+    # k + 1 (either shift is tried).
+    pairs = [(dm, db), (dm[:, :-1], db[:, 1:]), (dm[:, 1:], db[:, :-1])]
+    mirror = max(max(_ncc(a, b), _ncc(a[:, :near], b[:, :near])) for a, b in pairs)
+
     original = grey[top : top + height, left : left + width]
     if side in ("top", "bottom"):
         original = np.ascontiguousarray(original.T)
@@ -202,11 +218,12 @@ def fill_statistics(after: np.ndarray, mask: np.ndarray) -> FillStats | None:
     )
 
 
-def removal_artifacts(after: np.ndarray, mask: np.ndarray | None) -> Verdict:
+def removal_artifacts(after: np.ndarray, mask: np.ndarray | None, grain: bool = False) -> Verdict:
     """Score a removal's fill for a smear (texture lost) and a seam (a step along the hole's outline).
 
     - smear: (texture inside + 0.5) / (texture in the ring + 0.5) ≥ 0.6 → 1.0, 0 at 0.35 (only when the ring is
-      textured, median gradient ≥ 1.5 levels per pixel: a fill of a flat wall may be smooth);
+      textured: median gradient ≥ 6 levels per pixel, or with `grain` (an object's hole) ≥ 1.5 over a hole at least
+      16 px thick; a flat wall's fill may be smooth, and removed text's strokes smoothed over fine grain do not show);
     - seam: (step on the outline + 1) / (step beside it + 1) ≤ 2.5 → 1.0, 0 at 5.
 
     Returns a neutral 1.0 verdict (with the reason) when there is no mask or it is too small to measure.
@@ -217,7 +234,9 @@ def removal_artifacts(after: np.ndarray, mask: np.ndarray | None) -> Verdict:
     if stats is None:
         return Verdict(1.0, ("filled region too small or too thin to measure smear and seam",))
     parts: list[tuple[float, str]] = []
-    if stats.texture_ring >= SMEAR_MIN_TEXTURE:
+    if stats.texture_ring >= SMEAR_STRONG_TEXTURE or (
+        grain and stats.texture_ring >= SMEAR_MIN_TEXTURE and _thickness(mask) >= SMEAR_MIN_THICKNESS_PX
+    ):
         ratio = (stats.texture_in + 0.5) / (stats.texture_ring + 0.5)
         parts.append(
             (

@@ -191,7 +191,9 @@ def check_removal(
         f"texture: gradient {g_fill:.2f} in the fill vs {g_ring:.2f} around it "
         f"(ratio within 2× → 1.0, 0 at 8×; got {2**log_ratio:.1f}×)"
     )
-    artifacts = removal_artifacts(after.image, hole)  # a smear or a seam a person would see (costa.checks.artifacts)
+    artifacts = removal_artifacts(
+        after.image, hole, grain=True
+    )  # a smear or a seam a person would see (costa.checks.artifacts)
     reasons.extend(artifacts.reasons + grounded.reasons + elsewhere.reasons)
     quality = min(q_gone, q_colour, q_texture, artifacts.quality, grounded.quality, elsewhere.quality)
     return Verdict(quality, tuple(reasons))

@@ -36,6 +36,9 @@ SHAPE_MIN = 0.5
 CANDIDATE_SHARE = 0.3
 #: Growth over same-coloured pixels adding this share of the region's area or more → 0 (≤ `EXTENDS_FULL` → 1.0).
 EXTENDS_FULL, EXTENDS_ZERO = 0.25, 0.5
+#: Growth past this multiple of the region's area is a colour that runs on (fur, a wall, foliage in a photo), not an
+#: object the region is part of: coverage is then not judged.
+EXTENDS_SURFACE = 3.0
 #: A same-coloured component covering more than this share of the image is background, not an object.
 BACKGROUND_SHARE = 0.5
 
@@ -97,6 +100,14 @@ def partial_object(image: np.ndarray, region: np.ndarray, what: str = "the groun
         return Verdict(1.0, (f"{what}'s colour continues over most of the image; coverage not judged",))
     beyond = grown & ~dilate_mask(region, 3)
     share = float(beyond.sum()) / max(1.0, float(region.sum()))
+    if share > EXTENDS_SURFACE:
+        return Verdict(
+            1.0,
+            (
+                f"{what}'s colour continues over {share:.0%} of its area around it, a surface rather than one object "
+                "bounded near it; coverage not judged",
+            ),
+        )
     quality = float(np.clip((EXTENDS_ZERO - share) / (EXTENDS_ZERO - EXTENDS_FULL), 0.0, 1.0))
     reason = (
         f"the same-coloured object extends {share:.0%} of {what}'s area beyond it "

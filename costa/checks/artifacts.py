@@ -6,8 +6,7 @@ the `*_verdict` helpers map them to a `Verdict` with the numbers that give 1.0 a
 
 - **Mirrored margins** (`mirror_similarity`): a reflect outpainter copies the band of the image beside each new
   margin, flipped. On a plain wall that is harmless; next to a sign it paints half a letter, reversed. The measure is
-  the correlation of the margin's fine detail (grey minus a Gaussian blur, σ 2 px) with the flipped band (over the
-  whole margin or over its third next to the seam, whichever is higher: a mirror softened outward), counted only
+  the correlation of the margin's fine detail (grey minus a Gaussian blur, σ 2 px) with the flipped band, counted only
   when the margin holds salient structure *across* the seam (strong gradients along the extension axis: lines that
   simply continue across the seam look the same mirrored and are fine).
 - **Duplicated content** (`duplicated_share`): blocks of the margin with strong edges that reappear unflipped, almost
@@ -110,11 +109,10 @@ def margin_stats(after: np.ndarray, left: int, top: int, height: int, width: int
         return MarginStats(side, salient, 0.0, 0.0)
     dm = _detail(margin[:, ::-1])  # column k: k pixels out from the seam
     db = _detail(band)
-    near = max(8, min(span, max(16, span // 3)))  # a tool that fades or blurs the mirror outward keeps it here
     # Plain reflection mirrors about the seam line; reflect-101 skips the edge column: margin column k is band column
     # k + 1 (either shift is tried).
     pairs = [(dm, db), (dm[:, :-1], db[:, 1:]), (dm[:, 1:], db[:, :-1])]
-    mirror = max(max(_ncc(a, b), _ncc(a[:, :near], b[:, :near])) for a, b in pairs)
+    mirror = max(_ncc(a, b) for a, b in pairs)
 
     original = grey[top : top + height, left : left + width]
     if side in ("top", "bottom"):

@@ -51,16 +51,17 @@ def _chroma(image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def similar_pixels(image: np.ndarray, region: np.ndarray) -> np.ndarray:
-    """Bool (H, W): pixels of the region's chromaticity and brightness range (where its colour continues)."""
+    """Bool (H, W): pixels of the region's chromaticity, within a shading range of its brightness (where its colour
+    continues)."""
     chroma, total = _chroma(image)
     inside = chroma[region]
     centre = np.median(inside, axis=0)
     spread = np.linalg.norm(inside - centre, axis=1)
     tolerance = max(0.025, 1.5 * float(np.quantile(spread, 0.9)))
     lo, hi = (float(v) for v in np.quantile(total[region], (0.02, 0.98)))
-    width = max(hi - lo, 30.0)
     near = np.linalg.norm(chroma - centre, axis=2) <= tolerance
-    return near & (total >= lo - 0.3 * width) & (total <= hi + 0.3 * width)
+    # Shading scales all channels alike: the object's other side may be up to half as bright, or 1.6× brighter.
+    return near & (total >= min(lo - 30.0, 0.55 * lo)) & (total <= max(hi + 30.0, 1.6 * hi))
 
 
 def _components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:

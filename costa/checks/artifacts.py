@@ -10,7 +10,8 @@ the `*_verdict` helpers map them to a `Verdict` with the numbers that give 1.0 a
   when the margin holds salient structure *across* the seam (strong gradients along the extension axis: lines that
   simply continue across the seam look the same mirrored and are fine).
 - **Duplicated content** (`duplicated_share`): blocks of the margin with strong edges that reappear unflipped, almost
-  exactly (normalised cross-correlation ≥ 0.92), somewhere in the original — a patch fill that cloned a letter.
+  exactly (normalised cross-correlation ≥ 0.98), somewhere in the original — a patch fill that cloned a letter —
+  beyond how often the image's own strip beside the seam reappears elsewhere in it (a sign's letters recur).
 - **Text in a margin** is read by the check itself with the OCR engine (`costa.checks.image`).
 - **Smear and seam in a fill** (`fill_statistics`): inside a filled hole, texture (mean gradient) against the ring
   around it — a Telea smear over textured ground is much flatter — and the colour step across the hole's outline
@@ -118,7 +119,12 @@ def margin_stats(after: np.ndarray, left: int, top: int, height: int, width: int
     if side in ("top", "bottom"):
         original = np.ascontiguousarray(original.T)
     true_margin = margin[:, ::-1] if side in ("right", "bottom") else margin  # undo the turn: clones are unflipped
-    return MarginStats(side, salient, mirror, _cloned_share(np.ascontiguousarray(true_margin), original))
+    cloned = _cloned_share(np.ascontiguousarray(true_margin), original)
+    if cloned > 0.0:  # an image that repeats itself (a word's letters recur) shows the same next to the seam
+        at = 0 if side in ("left", "top") else original.shape[1] - span
+        strip = np.ascontiguousarray(original[:, at : at + span])
+        cloned = max(0.0, cloned - _cloned_share(strip, original, at=at))
+    return MarginStats(side, salient, mirror, cloned)
 
 
 def _ncc(a: np.ndarray, b: np.ndarray) -> float:
@@ -128,8 +134,11 @@ def _ncc(a: np.ndarray, b: np.ndarray) -> float:
     return float((a * b).sum() / denom) if denom > 1e-6 else 0.0
 
 
-def _cloned_share(margin: np.ndarray, original: np.ndarray) -> float:
-    """Share of the margin's salient square blocks that match some place of the original almost exactly."""
+def _cloned_share(margin: np.ndarray, original: np.ndarray, at: int | None = None) -> float:
+    """Share of the margin's salient square blocks that match some place of the original almost exactly.
+
+    With `at` (the column of the original where `margin` itself lies: it is a strip of the original), each block's
+    own place (± one block) is left out of its search: how often the image repeats itself elsewhere."""
     import cv2
 
     size = int(min(margin.shape[1], 32, margin.shape[0]))
@@ -152,6 +161,10 @@ def _cloned_share(margin: np.ndarray, original: np.ndarray) -> float:
         if min(tmpl.shape) < 4 or tmpl.shape[0] > small.shape[0] or tmpl.shape[1] > small.shape[1]:
             continue
         score = cv2.matchTemplate(small.astype(np.float32), tmpl.astype(np.float32), cv2.TM_CCOEFF_NORMED)
+        if at is not None:
+            r = max(1, round(size * scale))
+            sy, sx = round(y * scale), round((at + x) * scale)
+            score[max(0, sy - r) : sy + r + 1, max(0, sx - r) : sx + r + 1] = -1.0
         if float(score.max()) >= CLONE_NCC:
             found += 1
     return found / salient if salient else 0.0

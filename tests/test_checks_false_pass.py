@@ -34,6 +34,9 @@ FIXED: frozenset[tuple[str, str]] = frozenset(
         ("text_replacement", "near-miss text"),
         ("text_addition", "text already present"),
         ("outpainting", "mirrored margins"),
+        ("object_recoloration", "partial coverage"),
+        ("object_removal", "partial coverage"),
+        ("object_segmentation", "partial coverage"),
     }
 )
 

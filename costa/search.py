@@ -241,10 +241,11 @@ def iter_search(
         dry_run: the α preview: `execute` is not called, every step "measures" its estimate and is kept whatever
             its quality, so the result is the path the search tries first when the tools behave as the tables say.
 
-    Queue order: entries expected to pass their check (estimated step quality ≥ threshold) come before those expected
-    to fail, which run only as a last resort; then f; then deeper entries first; then insertion order. Whenever an
-    execution changes the estimates (a measurement, a dropped step), every queued entry is re-ranked, so an entry
-    whose estimate improved moves forward as surely as one whose estimate got worse moves back.
+    Queue order: entries on a path whose steps are all expected to pass their check (estimated or measured step
+    quality >= threshold) come before the others, which run only as a last resort; then f; then deeper entries
+    first; then insertion order. Whenever an execution changes the estimates (a measurement, a dropped step), every
+    queued entry is re-ranked, so an entry whose estimate improved moves forward as surely as one whose estimate got
+    worse moves back.
     """
     check_alpha(alpha)
     if not 0.0 <= threshold <= 1.0:
@@ -281,6 +282,21 @@ def iter_search(
     refresh = graph.number_of_edges() <= REFRESH_EDGES
     cap = FRONT_CAP if refresh else 1
     fronts = _completions(order, graph, goal, est, dropped, cap)
+
+    def passable_nodes() -> set[Hashable]:
+        """Nodes from which some path reaches the goal through steps all expected to pass (estimate or measurement
+        ≥ threshold). An entry is "doubtful" when it is not on such a path: judging per path, not per step, means an
+        unavoidable doubtful step (every path has one) ranks nobody last, so lazy does not exhaust every prefix before
+        it, while a path that avoids it still comes first."""
+        ok: set[Hashable] = {goal}
+        for m in reversed(order):
+            if m == goal or m in dropped or (m != start and est(m)[1] < threshold):
+                continue
+            if any(s in ok for s in graph.successors(m)):
+                ok.add(m)
+        return ok
+
+    passable = passable_nodes()
     version = 0
     counter = itertools.count()
     heap: list[tuple[int, float, int, int, int, _Node[N, S]]] = []  # (doubtful, f, -depth, insertion, stamp, entry)
@@ -295,11 +311,10 @@ def iter_search(
         if front is None:
             return 1, math.inf
         c0, q0 = n.cost, n.quality
-        doubtful = 0
+        doubtful = int(n.node not in passable)
         if not n.executed:
             ec, eq = est(n.node)
             c0, q0 = c0 + ec, q0 * eq
-            doubtful = int(eq < threshold)
         if len(front) == 1:
             c, q = front[0]
             return doubtful, _score(c0 + c, q0 * q, alpha)
@@ -317,7 +332,7 @@ def iter_search(
 
     def run(n: _Node[N, S]) -> Iterator[Event]:
         """Execute n's step with its retry schedule; on success mark n executed, else drop its key."""
-        nonlocal executions, spent, fronts, version
+        nonlocal executions, spent, fronts, version, passable
         sid, tool = label_of(n.node)
         total = 0.0
         attempts = max(1, max_attempts(n.node))
@@ -353,6 +368,7 @@ def iter_search(
                 yield ToolFailed(sid, tool, f"{why} after {attempts} attempt(s)")
         if refresh:
             fronts = _completions(order, graph, goal, est, dropped, cap)
+            passable = passable_nodes()
         version += 1
 
     root: _Node[N, S] = _Node(start_node, None, 0.0, 1.0, initial_state, executed=True)

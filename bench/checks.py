@@ -20,6 +20,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from costa.testing.cases_checks import CheckCase
 
 FALSE_PASS_TARGET = 0.02
 FALSE_FAIL_TARGET = 0.05
@@ -64,7 +68,7 @@ class Rate:
         return Rate(len(wrong), sum(o.passed for o in wrong), len(right), sum(not o.passed for o in right))
 
 
-def run_cases(cases: Sequence[object], threshold: float = 0.8, reader: object | None = None) -> list[CaseOutcome]:
+def run_cases(cases: Sequence[CheckCase], threshold: float = 0.8, reader: object | None = None) -> list[CaseOutcome]:
     """Check every case (`costa.testing.cases_checks.CheckCase`) with `check_step`; return the outcomes.
 
     Args:
@@ -86,7 +90,7 @@ def run_cases(cases: Sequence[object], threshold: float = 0.8, reader: object | 
         c = case  # CheckCase
         t0 = time.perf_counter()
         try:
-            v = check_step(ctx, tables.subtasks[c.kind], c.subtask, c.produced, c.before, c.after, c.output)  # type: ignore[attr-defined]
+            v = check_step(ctx, tables.subtasks[c.kind], c.subtask, c.produced, c.before, c.after, c.output)
             quality, reasons = v.quality, v.reasons
         except CostaError as e:  # a check that cannot judge the result fails it
             quality, reasons = 0.0, (f"check raised {type(e).__name__}: {e}",)
@@ -101,7 +105,7 @@ def run_cases(cases: Sequence[object], threshold: float = 0.8, reader: object | 
                 quality >= threshold,
                 reasons,
                 seconds,
-                c.note,  # type: ignore[attr-defined]
+                c.note,
             )
         )
     return out

@@ -66,21 +66,27 @@ def _state_key(state: TurnState, first: bool) -> str:
     return f"{_digest(state.edit.image)}|{arts}|{state.results}|{imgs}"
 
 
-def replay_executor(cache: dict[str, Outcome]) -> type[_Executor]:
+class _TimedExecutor(_Executor):
+    """An `_Executor` that adds the wall seconds it spends inside tool runs and checks to its class's `inside`."""
+
+    inside: ClassVar[list[float]] = [0.0]
+
+
+def replay_executor(cache: dict[str, Outcome[TurnState]]) -> type[_TimedExecutor]:
     """An `_Executor` whose runs (tool + check) are measured once per distinct input and replayed from `cache`."""
 
-    class ReplayExecutor(_Executor):
+    class ReplayExecutor(_TimedExecutor):
         #: Wall seconds spent inside tool runs and checks (replayed or not), to tell the search's overhead apart.
         inside: ClassVar[list[float]] = [0.0]
 
-        def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
+        def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
             t0 = time.perf_counter()
             try:
                 return self._call(node, parent, attempt)
             finally:
                 self.inside[0] += time.perf_counter() - t0
 
-        def _call(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
+        def _call(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
             subtask = self.plan.by_id(node.subtask_id)
             key = "|".join(
                 (
@@ -164,7 +170,13 @@ def _truth(
 
 
 def run_plan_search(
-    services: Services, task: SyntheticTask, alpha: float, lazy: bool, estimates: Estimates, ex_cls: type, vcache: dict
+    services: Services,
+    task: SyntheticTask,
+    alpha: float,
+    lazy: bool,
+    estimates: Estimates,
+    ex_cls: type[_TimedExecutor],
+    vcache: dict,
 ) -> TaskRun:
     """Whole-plan A* (CoSTA*): eager or lazy, estimates frozen for the stream (no learning between tasks)."""
     plan = _plan(services, task)
@@ -396,8 +408,8 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     lines.append("")
     lines.append("learning curve (fast-slow at α=1 on the evaluation stream, table frozen at each checkpoint):")
     lines.append(f"  {'train tasks':>11} {'tool s':>8} {'quality':>7} {'fast':>5} {'rules':>5}")
-    for n, s, q, cov, nr in curve:
-        lines.append(f"  {n:>11} {s:8.2f} {q:7.3f} {cov:5.0%} {nr:5d}")
+    for n, s, q, fast, nr in curve:
+        lines.append(f"  {n:>11} {s:8.2f} {q:7.3f} {fast:5.0%} {nr:5d}")
     lines.append(f"table versions after induction (task, version): {inductions}")
     if runtime.log is not None:
         props = runtime.log.proposals()

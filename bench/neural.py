@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from costa.errors import InputError
 
@@ -33,8 +33,8 @@ FULL_STEPS = 20
 def _inject(tool: Any, role: str, model: Any) -> None:
     """Put a built model where the tool's loader would put real weights (same cache key), skipping the disk."""
     path = Path(f"<random-weights:{tool.spec.id}>")
-    tool.weights_path = lambda index=0: path  # type: ignore[method-assign]
-    tool.missing = lambda: None  # type: ignore[method-assign]
+    tool.weights_path = lambda index=0: path
+    tool.missing = lambda: None
     dev = tool.device()
     tool.shared_model(role, path, lambda p, d: model)
     assert tool.cache().loaded() == [(role, str(path), dev.name, dev.dtype)]
@@ -50,12 +50,13 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
     from costa.config import Settings
     from costa.services import Services
     from costa.testing import neural_models as synthetic
+    from costa.tools.neural import NeuralTool
     from costa.types import Box, EditState, Mask, Subtask
 
     torch.set_grad_enabled(False)
     settings = Settings.from_env({**os.environ, "COSTA_DEVICE": device})
     services = Services(settings)
-    tool = services.tool(tool_id)
+    tool = cast(NeuralTool, services.tool(tool_id))  # the benchmarked tools are all neural
     dev = tool.device()
     dtype = dev.torch_dtype()
     rng = np.random.default_rng(0)
@@ -71,7 +72,7 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as d:  # only the small processor files go to disk
             synthetic.build_grounding_dino(Path(d), "tiny")
             processor = AutoProcessor.from_pretrained(Path(d) / "IDEA-Research/grounding-dino-tiny")
-        model = GroundingDinoForObjectDetection(GroundingDinoConfig()).to(dev.name, dtype).eval()
+        model = GroundingDinoForObjectDetection(GroundingDinoConfig()).to(dev.name, dtype).eval()  # type: ignore[arg-type]  # transformers: `to` takes a device name
         processor.image_processor.size = {"shortest_edge": 800, "longest_edge": 1333}  # the real checkpoint's
         _inject(tool, "grounding_dino", (processor, model))
         state, sub, params = (
@@ -82,7 +83,7 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
     elif tool_id == "sam":
         from transformers import SamConfig, SamImageProcessor, SamModel, SamProcessor
 
-        model = SamModel(SamConfig()).to(dev.name, dtype).eval()
+        model = SamModel(SamConfig()).to(dev.name, dtype).eval()  # type: ignore[arg-type]  # transformers: `to` takes a device name
         _inject(tool, "sam", (SamProcessor(image_processor=SamImageProcessor()), model))
         state, sub, params = EditState(image, {"boxes": (box,)}), Subtask(id="s", kind="object_segmentation"), {}
     elif tool_id == "sd_inpaint":
@@ -138,7 +139,7 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
 
 def run_neural_bench(device: str = "cpu", steps: int = 2, write: bool = False, tools: tuple[str, ...] = TOOLS) -> str:
     """Time each tool in a subprocess and format the table; `write` records the rows for this machine kind."""
-    results = []
+    results: list[dict[str, Any]] = []
     for tid in tools:
         cmd = [sys.executable, "-m", "bench.neural", "--one", tid, "--device", device, "--steps", str(steps)]
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})

@@ -38,6 +38,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from costa.errors import InputError, PlanningError
 from costa.planner import NOTHING_RECOGNISED, plan_with_rules
@@ -197,7 +198,7 @@ def reference_orderings(
     parents: list[int | None] = []
     latest: dict[str, int] = {}
     for i, entry in enumerate(entries):
-        parent_texts = [str(p) for p in entry.get("parent", []) or []]  # type: ignore[union-attr]
+        parent_texts = [str(p) for p in cast(Iterable[object], entry.get("parent", []) or [])]
         found = [latest[_squash(p)] for p in parent_texts if _squash(p) in latest]
         parents.append(found[0] if found else None)
         latest[_squash(str(entry["subtask"]))] = i
@@ -424,8 +425,8 @@ def format_planner_report(report: PlannerReport) -> str:
                 f"{_yes(r.same_targets)}, results match {_yes(r.results_match)}, order = reference {order}"
             )
             lines.append(f"    ours:   {_chain(r.ours)}")
-            for i, o in enumerate(r.theirs, 1):
-                lines.append(f"    ref {i}:  {_chain(o)}")
+            for i, theirs in enumerate(r.theirs, 1):
+                lines.append(f"    ref {i}:  {_chain(theirs)}")
         for o in report.unreferenced:
             lines.append(f"  task {o.category}: no reference plan was published for it; ours: {_chain_plan(o)}")
 

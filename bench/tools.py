@@ -39,7 +39,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import yaml
@@ -206,7 +206,9 @@ def recolour_truth(case: BenchCase, output_image: np.ndarray) -> tuple[tuple[str
     rgb = case.subtask.params.get("rgb") or parse_colour(case.subtask.result or "")
     if rgb is None:
         return ()
-    delta_e = float(np.median(ciede2000_values(output_image, mask, tuple(int(v) for v in rgb))))
+    delta_e = float(
+        np.median(ciede2000_values(output_image, mask, cast(tuple[int, int, int], tuple(int(v) for v in rgb))))
+    )
     shading = shading_correlation(case.image, output_image, mask)
     _, ssim_map = structural_similarity(case.image, output_image, channel_axis=2, full=True, data_range=255)
     outside = ~dilate_mask(mask, 7)
@@ -235,7 +237,9 @@ def _grade(case: BenchCase, kind: str, output: Any, regions: Any, masks: Any) ->
         rgb = case.subtask.params.get("rgb") or parse_colour(case.subtask.result or "")
         if rgb is None:
             return None
-        return grades.recolour_grade(case.image, output.image, case.gt_mask().data, tuple(int(v) for v in rgb)).value
+        return grades.recolour_grade(
+            case.image, output.image, case.gt_mask().data, cast(tuple[int, int, int], tuple(int(v) for v in rgb))
+        ).value
     if isinstance(case, ImageCase) and case.truth is not None:
         if kind == "image_upscaling":
             return grades.upscale_grade(output.image, case.truth).value

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -124,7 +124,7 @@ class _Executor:
             text += ". " + " ".join(f"{a}." for a in self.advice)
         return text
 
-    def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome:
+    def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
         tables = self.services.tables
         spec = tables.tools[node.tool]
         subtask = self.plan.by_id(node.subtask_id)
@@ -369,7 +369,7 @@ def run_turn(
     def label(n: object) -> tuple[str, str]:
         return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))
 
-    result: SearchResult = yield from iter_search(
+    result: SearchResult[StepNode, TurnState] = yield from iter_search(
         tg.graph,
         START,
         GOAL,
@@ -387,7 +387,7 @@ def run_turn(
     for obs in result.observations:
         services.estimates.observe(obs.node.tool, obs.node.kind, obs.seconds, obs.quality)
     if not result.found:
-        unverified = {sid: rec.summary() for sid, (rec, _) in executor.unverified.items()}
+        unverified: dict[str, str] = {sid: rec.summary() for sid, (rec, _) in executor.unverified.items()}
         for sid, (rec, cand) in executor.unverified.items():
             yield _unverified_event(plan, sid, rec, cand)
         why = executor.failure_summary()
@@ -409,7 +409,7 @@ def run_turn(
             unverified=unverified,
         )
         return
-    final: TurnState = result.state
+    final = cast(TurnState, result.state)  # found: the chosen path's last state, never None
     if services.settings.reflect if reflect is None else reflect:
         from costa.reflect.loop import reflect_turn
 
@@ -430,7 +430,7 @@ def run_turn(
     images = dict(final.images)
     steps = list(zip(result.path, result.step_quality, strict=True))
     checked = {sid: (v, cand) for sid, v, cand in final.verifications}
-    unverified: dict[str, str] = {}
+    unverified = {}
     for sid in [s for s in runnable]:
         mine = [(n, q) for n, q in steps if n.subtask_id == sid]
         quality = float(np.prod([q for _, q in mine])) if mine else 0.0

@@ -13,7 +13,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from costa.errors import CostaError, InputError
 
@@ -215,7 +215,7 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     from costa.services import Services
 
     services = Services()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for tid, spec in services.tables.tools.items():
         why = services.why_not(tid)
         rows.append(

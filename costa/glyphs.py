@@ -84,7 +84,7 @@ def estimate_background(image: np.ndarray, box: Box, ring: int | None = None) ->
     values = image[outer.y + ys, outer.x + xs].astype(np.float64)
     design = np.stack([np.ones_like(xs), xs + outer.x - box.x, ys + outer.y - box.y], axis=-1).astype(np.float64)
     keep = np.ones(len(values), dtype=bool)
-    coef = np.zeros((3, 3))
+    coef: np.ndarray = np.zeros((3, 3))
     sigma = 0.0
     for _ in range(3):
         coef, *_ = np.linalg.lstsq(design[keep], values[keep], rcond=None)

@@ -25,7 +25,7 @@ Example:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -69,7 +69,7 @@ class StepNode:
         return self.tools[-1]
 
 
-def step_key(node: object) -> object:
+def step_key(node: Hashable) -> Hashable:
     """Identity the search shares measurements and failures by: the same tool chain on the same subtask is the same
     step whichever earlier path led to it (ordering and earlier tools aside)."""
     return (node.subtask_id, node.tools) if isinstance(node, StepNode) else node

@@ -33,9 +33,9 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Generator, Hashable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 import networkx as nx
 
@@ -54,6 +54,11 @@ from costa.events import (
 )
 
 DEFAULT_THRESHOLD = 0.8
+
+#: A tool-step node of the graph (every node but `start` and `goal`, which are sentinels the search never executes).
+N = TypeVar("N", bound=Hashable)
+#: The caller's execution state, opaque to the search: handed from one `Outcome` to the next step's `execute`.
+S = TypeVar("S")
 
 
 def score(cost: float, quality: float, alpha: float) -> float:
@@ -86,41 +91,45 @@ def check_alpha(alpha: float) -> None:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Outcome(Generic[S]):
     """What `execute` reports for one attempt: measured seconds, checked quality, the new state, and why.
 
-    `error` set means the tool raised (a recorded failure, not a crash); quality is then ignored.
+    `error` set means the tool raised (a recorded failure, not a crash); quality and state are then ignored. `state`
+    is None only on such failures, or where the caller's states admit None (a passing step's state is handed on as is).
     """
 
     seconds: float
     quality: float
-    state: Any = None
+    state: S | None = None
     reasons: tuple[str, ...] = ()
     error: str | None = None
 
 
 @dataclass(frozen=True)
-class Observation:
+class Observation(Generic[N]):
     """One measured attempt, for updating estimates in later searches."""
 
-    node: Hashable
+    node: N
     seconds: float
     quality: float
     passed: bool
 
 
 @dataclass(frozen=True)
-class SearchResult:
-    """The chosen path (nodes in order), its seconds and quality, and what the search paid for it."""
+class SearchResult(Generic[N, S]):
+    """The chosen path (nodes in order), its seconds and quality, and what the search paid for it.
 
-    path: tuple[Hashable, ...]
+    `state` is the last step's state when `found` (None when nothing was found).
+    """
+
+    path: tuple[N, ...]
     seconds: float
     quality: float
     score: float
-    state: Any
+    state: S | None
     executions: int
     spent_seconds: float
-    observations: tuple[Observation, ...]
+    observations: tuple[Observation[N], ...]
     found: bool = True
     reason: str = ""
     step_quality: tuple[float, ...] = ()
@@ -128,16 +137,16 @@ class SearchResult:
 
 
 @dataclass(eq=False)
-class _Node:
-    node: Hashable
-    parent: _Node | None
+class _Node(Generic[N, S]):
+    node: N  # also `start` / `goal` (cast): those are never estimated, executed or keyed
+    parent: _Node[N, S] | None
     cost: float  # seconds so far, retries included
     quality: float  # product of step qualities so far
-    state: Any
+    state: S | None  # None until executed
     executed: bool
     step_seconds: float = 0.0
     step_quality: float = 1.0
-    path: tuple[Hashable, ...] = field(default=())
+    path: tuple[N, ...] = field(default=())
     tools: tuple[str, ...] = field(default=())  # event labels along `path`, kept incrementally
     stamp: int = 0  # bumped when the entry is re-queued at a new rank; older heap tuples for it are stale
 
@@ -161,11 +170,11 @@ def _pareto(points: list[tuple[float, float]]) -> Front:
 
 
 def _completions(
-    order: list[Hashable],
+    order: list[Any],
     graph: nx.DiGraph,
     goal: Hashable,
     estimate: Callable[[Any], tuple[float, float]],
-    dropped: set[Hashable],
+    dropped: set[Any],
     cap: int = FRONT_CAP,
 ) -> dict[Hashable, Front]:
     """For every node: the Pareto front of estimated (seconds, quality) of the steps after it up to `goal`.
@@ -199,29 +208,31 @@ def iter_search(
     graph: nx.DiGraph,
     start: Hashable,
     goal: Hashable,
-    estimate: Callable[[Any], tuple[float, float]],
-    execute: Callable[[Any, Any, int], Outcome],
+    estimate: Callable[[N], tuple[float, float]],
+    execute: Callable[[N, S, int], Outcome[S]],
     alpha: float,
     threshold: float = DEFAULT_THRESHOLD,
-    max_attempts: Callable[[Any], int] = lambda n: 1,
-    initial_state: Any = None,
+    max_attempts: Callable[[N], int] = lambda n: 1,
+    initial_state: S | None = None,
     lazy: bool = True,
-    label: Callable[[Any], tuple[str, str]] = lambda n: ("", str(n)),
-    key: Callable[[Any], Hashable] = lambda n: n,
-    params_of: Callable[[Any, int], dict[str, Any]] = lambda n, attempt: {},
+    label: Callable[[Hashable], tuple[str, str]] = lambda n: ("", str(n)),
+    key: Callable[[N], Hashable] = lambda n: n,
+    params_of: Callable[[N, int], dict[str, Any]] = lambda n, attempt: {},
     *,
     dry_run: bool = False,
-) -> Iterator[Event]:
+) -> Generator[Event, None, SearchResult[N, S]]:
     """Run the search, yielding events as it goes; the generator's return value is the `SearchResult`.
 
     Args:
-        graph: a DAG from `start` to `goal`; every other node is a tool step.
+        graph: a DAG from `start` to `goal`; every other node is a tool step (an `N`).
         estimate: node → (seconds, quality) expected before running it.
         execute: (node, parent state, attempt) → `Outcome`; attempt 0 is the first try, 1.. are retries.
         alpha: cost/quality trade-off in [0, 2].
         threshold: a step passes when its quality ≥ threshold (0.8 in the papers).
         max_attempts: node → how many attempts its retry schedule allows (≥ 1).
-        label: node → (subtask id, tool id) for events.
+        initial_state: the state the first steps start from. When omitted the first steps get None, so the caller's
+            `S` must then admit None.
+        label: node → (subtask id, tool id) for events; also called on `start` and `goal`.
         key: node → identity shared by nodes that are "the same step" (e.g. the same tool chain on the same subtask
             after a different earlier path): a measurement of one becomes the estimate of the others, and a step that
             failed is dropped for all of them.
@@ -246,6 +257,8 @@ def iter_search(
     except nx.NetworkXUnfeasible as e:
         raise SearchError("the tool graph must be acyclic") from e
     labels: dict[Hashable, tuple[str, str]] = {}
+    # The sentinels travel through the queue as nodes too; they are never estimated, executed or keyed.
+    start_node, goal_node = cast(N, start), cast(N, goal)
 
     def label_of(m: Hashable) -> tuple[str, str]:
         found = labels.get(m)
@@ -253,15 +266,15 @@ def iter_search(
             found = labels[m] = label(m)
         return found
 
-    by_key: dict[Hashable, list[Hashable]] = {}
+    by_key: dict[Hashable, list[N]] = {}
     for m in order:
         if m != start and m != goal:
             by_key.setdefault(key(m), []).append(m)
     measured: dict[Hashable, tuple[float, float]] = {}
     failed: set[Hashable] = set()  # keys
-    dropped: set[Hashable] = set()  # nodes whose key failed
+    dropped: set[N] = set()  # nodes whose key failed
 
-    def est(n: Hashable) -> tuple[float, float]:
+    def est(n: N) -> tuple[float, float]:
         return measured.get(key(n)) or estimate(n)
 
     # Small graphs (all real plans) get exact Pareto completions, refreshed after every measurement; large ones the
@@ -286,14 +299,14 @@ def iter_search(
     passable = passable_nodes()
     version = 0
     counter = itertools.count()
-    heap: list[tuple[int, float, int, int, int, _Node]] = []  # (doubtful, f, -depth, insertion, stamp, entry)
-    waiting: dict[Hashable, list[_Node]] = {}  # key → queued unexecuted entries (re-ranked when that key is measured)
+    heap: list[tuple[int, float, int, int, int, _Node[N, S]]] = []  # (doubtful, f, -depth, insertion, stamp, entry)
+    waiting: dict[Hashable, list[_Node[N, S]]] = {}  # key → queued unexecuted entries (re-ranked when key measured)
     changed: set[Hashable] = set()  # keys measured since the queue was last re-ranked
-    observations: list[Observation] = []
+    observations: list[Observation[N]] = []
     executions = 0
     spent = 0.0
 
-    def priority(n: _Node) -> tuple[int, float]:
+    def priority(n: _Node[N, S]) -> tuple[int, float]:
         front = fronts.get(n.node)
         if front is None:
             return 1, math.inf
@@ -307,7 +320,7 @@ def iter_search(
             return doubtful, _score(c0 + c, q0 * q, alpha)
         return doubtful, min(_score(c0 + c, q0 * q, alpha) for c, q in front)
 
-    def push(n: _Node) -> Event | None:
+    def push(n: _Node[N, S]) -> Event | None:
         if n.node not in fronts:  # nothing left after it reaches the goal (its continuations failed)
             return None
         doubtful, f = priority(n)
@@ -317,7 +330,7 @@ def iter_search(
         sid, tool = label_of(n.node)
         return NodeQueued(sid, tool, n.tools, f, n.executed)
 
-    def run(n: _Node) -> Iterator[Event]:
+    def run(n: _Node[N, S]) -> Iterator[Event]:
         """Execute n's step with its retry schedule; on success mark n executed, else drop its key."""
         nonlocal executions, spent, fronts, version, passable
         sid, tool = label_of(n.node)
@@ -325,7 +338,9 @@ def iter_search(
         attempts = max(1, max_attempts(n.node))
         for attempt in range(attempts):
             yield ToolStarted(sid, tool, attempt, params_of(n.node, attempt))
-            parent_state = n.parent.state if n.parent else initial_state
+            # A parent is executed, so its state is its step's; the initial state is None only when omitted, where the
+            # caller's S admits None (see Args).
+            parent_state = cast(S, n.parent.state if n.parent else initial_state)
             out = Outcome(*est(n.node), state=parent_state) if dry_run else execute(n.node, parent_state, attempt)
             executions += 1
             spent += out.seconds
@@ -356,7 +371,7 @@ def iter_search(
             passable = passable_nodes()
         version += 1
 
-    root = _Node(start, None, 0.0, 1.0, initial_state, executed=True)
+    root: _Node[N, S] = _Node(start_node, None, 0.0, 1.0, initial_state, executed=True)
     first = push(root)
     if first is not None:
         yield first
@@ -391,8 +406,8 @@ def iter_search(
                 yield ev
             continue
         if n.node == goal:
-            chain: list[_Node] = []
-            cur: _Node | None = n.parent
+            chain: list[_Node[N, S]] = []
+            cur: _Node[N, S] | None = n.parent
             while cur is not None and cur.node != start:
                 chain.append(cur)
                 cur = cur.parent
@@ -417,7 +432,7 @@ def iter_search(
                 continue
             path = (*n.path, succ)
             if succ == goal:
-                ev = push(_Node(goal, n, n.cost, n.quality, n.state, executed=True, path=path, tools=n.tools))
+                ev = push(_Node(goal_node, n, n.cost, n.quality, n.state, executed=True, path=path, tools=n.tools))
                 if ev is not None:
                     yield ev
                 continue
@@ -437,19 +452,19 @@ def search_toolpath(
     graph: nx.DiGraph,
     start: Hashable,
     goal: Hashable,
-    estimate: Callable[[Any], tuple[float, float]],
-    execute: Callable[[Any, Any, int], Outcome],
+    estimate: Callable[[N], tuple[float, float]],
+    execute: Callable[[N, S, int], Outcome[S]],
     alpha: float,
     threshold: float = DEFAULT_THRESHOLD,
-    max_attempts: Callable[[Any], int] = lambda n: 1,
-    initial_state: Any = None,
+    max_attempts: Callable[[N], int] = lambda n: 1,
+    initial_state: S | None = None,
     lazy: bool = True,
     on_event: Callable[[Event], None] | None = None,
-    label: Callable[[Any], tuple[str, str]] = lambda n: ("", str(n)),
-    key: Callable[[Any], Hashable] = lambda n: n,
+    label: Callable[[Hashable], tuple[str, str]] = lambda n: ("", str(n)),
+    key: Callable[[N], Hashable] = lambda n: n,
     *,
     dry_run: bool = False,
-) -> SearchResult:
+) -> SearchResult[N, S]:
     """Run `iter_search` to the end and return its result; `on_event` sees each event."""
     gen = iter_search(
         graph,
@@ -473,11 +488,11 @@ def predict_best(
     graph: nx.DiGraph,
     start: Hashable,
     goal: Hashable,
-    estimate: Callable[[Any], tuple[float, float]],
+    estimate: Callable[[N], tuple[float, float]],
     alpha: float,
     threshold: float = DEFAULT_THRESHOLD,
-    key: Callable[[Any], Hashable] = lambda n: n,
-) -> tuple[tuple[Hashable, ...], float, float]:
+    key: Callable[[N], Hashable] = lambda n: n,
+) -> tuple[tuple[N, ...], float, float]:
     """The α slider's prediction: (path, seconds, quality) of the path the search tries first; nothing is executed.
 
     Same queue rules as `iter_search` with the same `threshold` and `key` (a step whose estimated quality is below the
@@ -490,5 +505,5 @@ def predict_best(
     return result.path, result.seconds, result.quality
 
 
-def _never_called(node: Any, state: Any, attempt: int) -> Outcome:
+def _never_called(node: Any, state: Any, attempt: int) -> Outcome[Any]:
     raise SearchError("a dry run must not execute tools")  # pragma: no cover - guarded by dry_run

@@ -22,7 +22,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, TypeVar, cast
 
 import yaml
 
@@ -35,7 +35,9 @@ TOOLS_FILE = "tools.yaml"
 BENCHMARK_FILE = "benchmark.csv"
 BENCHMARK_COLUMNS = ("tool", "subtask", "seconds", "quality", "pass_rate", "source", "n")
 #: Where a row's quality came from (see `BenchmarkRow`); the first two are measured here and need n > 0.
-BENCHMARK_SOURCES = ("truth", "check", "paper", "estimate")
+BenchmarkSource = Literal["truth", "check", "paper", "estimate"]
+BENCHMARK_SOURCES: tuple[BenchmarkSource, ...] = ("truth", "check", "paper", "estimate")
+_T = TypeVar("_T")
 
 _TOOL_KEYS = {
     "id",
@@ -150,13 +152,16 @@ def _parse_params(raw: Any, at: str, ready: bool) -> tuple[ParamSpec, ...]:
         choices = body.get("choices", [])
         if not isinstance(choices, list):
             raise TableError(f"{at}: parameter {name!r} 'choices' must be a list, got {choices!r}")
-        bounds = []
+        bounds: list[float | None] = []
         for key in ("min", "max"):
             b = body.get(key)
             if b is not None and (isinstance(b, bool) or not isinstance(b, int | float)):
                 raise TableError(f"{at}: parameter {name!r} {key} must be a number, got {b!r}")
             bounds.append(b)
-        spec = ParamSpec(name, body["default"], tuple(retries), str(body.get("doc", "")), kind, *bounds, tuple(choices))
+        low, high = bounds
+        spec = ParamSpec(
+            name, body["default"], tuple(retries), str(body.get("doc", "")), kind, low, high, tuple(choices)
+        )
         if kind is not None:
             for label, value in [("default", spec.default), *(("retry", r) for r in spec.retries)]:
                 problem = param_problem(spec, value)
@@ -278,9 +283,9 @@ def _parse_benchmark(
             subtask,
             seconds,
             quality,
-            source,
+            cast(BenchmarkSource, source),  # one of BENCHMARK_SOURCES, checked above
             n,
-            pass_rate,  # type: ignore[arg-type]
+            pass_rate,
         )
     for t in tools.values():
         for s in t.subtasks:
@@ -360,7 +365,7 @@ class KindSet(AbstractSet[str]):
         return len(self._kinds())
 
     @classmethod
-    def _from_iterable(cls, it: Iterable[str]) -> frozenset[str]:  # set operators (|, &, -) give plain frozensets
+    def _from_iterable(cls, it: Iterable[_T]) -> frozenset[_T]:  # set operators (|, &, -) give plain frozensets
         return frozenset(it)
 
     def __repr__(self) -> str:

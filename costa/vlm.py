@@ -190,7 +190,7 @@ class VlmJudge:
 
     def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> Judgement:
         fallback = self.fallback or ChangeJudge(self.table)
-        messages = [
+        messages: list[dict[str, Any]] = [
             {
                 "role": "system",
                 "content": (
@@ -251,7 +251,7 @@ class VlmFeaturer:
     def features(self, subtask: Subtask, image: np.ndarray, mask: np.ndarray | None = None) -> ContextFeatures:
         base = (self.fallback or ImageStatsFeaturer()).features(subtask, image, mask)
         wanted = ", ".join(f'"{k}": one of {list(v)}' for k, v in VLM_FEATURES.items())
-        messages = [
+        messages: list[dict[str, Any]] = [
             {
                 "role": "system",
                 "content": (

@@ -23,6 +23,20 @@ FIXED: frozenset[tuple[str, str]] = frozenset(
         ("object_segmentation", "tiny mask"),
         ("object_removal", "tiny mask"),
         ("global_adjustment", "clipping"),
+        ("object_recoloration", "wrong object"),
+        ("object_recoloration", "second same-coloured object"),
+        ("object_recoloration", "whole-image change"),
+        ("object_recoloration", "tiny mask"),
+        ("object_removal", "wrong object"),
+        ("object_removal", "smear"),
+        ("object_removal", "whole-image change"),
+        ("object_segmentation", "wrong object"),
+        ("text_replacement", "near-miss text"),
+        ("text_addition", "text already present"),
+        ("outpainting", "mirrored margins"),
+        ("object_recoloration", "partial coverage"),
+        ("object_removal", "partial coverage"),
+        ("object_segmentation", "partial coverage"),
     }
 )
 

@@ -198,8 +198,8 @@ def test_tools_bench_filter_measures_only_the_named_tools() -> None:
     pairs, _ = measurable_pairs(services, ["haar_faces", "box_mask"])
     assert {t for t, _ in pairs} == {"haar_faces", "box_mask"}
     assert ("haar_faces", "privacy_blur") in pairs and ("box_mask", "privacy_blur") in pairs
-    _, skipped = measurable_pairs(services, ["sam"])
-    assert any(s.startswith("sam: status planned") for s in skipped)
+    _, skipped = measurable_pairs(services, ["sam", "zero123_view"])  # neural (ready) and planned: not embedded
+    assert "sam: status ready, backend neural" in skipped and "zero123_view: status planned, backend neural" in skipped
     with pytest.raises(ValueError, match="unknown tool id"):
         measurable_pairs(services, ["no_such_tool"])
 

@@ -10,7 +10,8 @@ the `*_verdict` helpers map them to a `Verdict` with the numbers that give 1.0 a
   when the margin holds salient structure *across* the seam (strong gradients along the extension axis: lines that
   simply continue across the seam look the same mirrored and are fine).
 - **Duplicated content** (`duplicated_share`): blocks of the margin with strong edges that reappear unflipped, almost
-  exactly (normalised cross-correlation ≥ 0.92), somewhere in the original — a patch fill that cloned a letter.
+  exactly (normalised cross-correlation ≥ 0.98), somewhere in the original — a patch fill that cloned a letter —
+  beyond how often the image's own strip beside the seam reappears elsewhere in it (a sign's letters recur).
 - **Text in a margin** is read by the check itself with the OCR engine (`costa.checks.image`).
 - **Smear and seam in a fill** (`fill_statistics`): inside a filled hole, texture (mean gradient) against the ring
   around it — a Telea smear over textured ground is much flatter — and the colour step across the hole's outline
@@ -34,9 +35,24 @@ SALIENT_SHARE = 0.005
 #: Detail correlation with the flipped original band: ≤ 0.5 → 1.0, 0 at 0.8 (when the margin is salient).
 MIRROR_FULL, MIRROR_ZERO = 0.5, 0.8
 #: Block correlation at or above which a margin block is a clone of the original.
-CLONE_NCC = 0.92
-#: Least mean gradient (grey levels per pixel) around a fill for a smooth fill to count as a smear.
-SMEAR_MIN_TEXTURE = 6.0
+CLONE_NCC = 0.98
+#: Least median gradient (grey levels per pixel) around a fill for a smooth fill to count as a smear: above the
+#: ~0.5 of a flat or gradient wall's sensor noise, below the 2–4 of visible grain or texture.
+SMEAR_MIN_TEXTURE = 1.5
+#: Texture ratio (fill + 0.5) / (ring + 0.5): ≥ `SMEAR_FULL` → 1.0, 0 at `SMEAR_ZERO`. Right fills of textured ground
+#: keep ≈ 1; a blurred fill keeps ≈ 0.2–0.3 of it.
+SMEAR_FULL, SMEAR_ZERO = 0.6, 0.35
+#: Fine grain shows a smooth fill only over a wide hole (a disc this many pixels across fits in it); strong texture
+#: (median gradient from `SMEAR_STRONG_TEXTURE`) shows it over any hole, even thin strokes of removed text.
+SMEAR_MIN_THICKNESS_PX = 16.0
+SMEAR_STRONG_TEXTURE = 6.0
+
+
+def _thickness(mask: np.ndarray) -> float:
+    """Twice the largest distance (px) from a mask pixel to the outside: the widest disc that fits."""
+    import cv2
+
+    return 2.0 * float(cv2.distanceTransform(np.pad(mask, 1).astype(np.uint8), cv2.DIST_L2, 3).max())
 
 
 @dataclass(frozen=True)
@@ -94,13 +110,21 @@ def margin_stats(after: np.ndarray, left: int, top: int, height: int, width: int
         return MarginStats(side, salient, 0.0, 0.0)
     dm = _detail(margin[:, ::-1])  # column k: k pixels out from the seam
     db = _detail(band)
-    # Plain reflection mirrors about the seam line; reflect-101 skips the edge column (one column's shift).
-    mirror = max(_ncc(dm, db), _ncc(dm[:, 1:], db[:, :-1]))
+    # Plain reflection mirrors about the seam line; reflect-101 skips the edge column: margin column k is band column
+    # k + 1 (either shift is tried).
+    pairs = [(dm, db), (dm[:, :-1], db[:, 1:]), (dm[:, 1:], db[:, :-1])]
+    mirror = max(_ncc(a, b) for a, b in pairs)
+
     original = grey[top : top + height, left : left + width]
     if side in ("top", "bottom"):
         original = np.ascontiguousarray(original.T)
     true_margin = margin[:, ::-1] if side in ("right", "bottom") else margin  # undo the turn: clones are unflipped
-    return MarginStats(side, salient, mirror, _cloned_share(np.ascontiguousarray(true_margin), original))
+    cloned = _cloned_share(np.ascontiguousarray(true_margin), original)
+    if cloned > 0.0:  # an image that repeats itself (a word's letters recur) shows the same next to the seam
+        at = 0 if side in ("left", "top") else original.shape[1] - span
+        strip = np.ascontiguousarray(original[:, at : at + span])
+        cloned = max(0.0, cloned - _cloned_share(strip, original, at=at))
+    return MarginStats(side, salient, mirror, cloned)
 
 
 def _ncc(a: np.ndarray, b: np.ndarray) -> float:
@@ -110,8 +134,11 @@ def _ncc(a: np.ndarray, b: np.ndarray) -> float:
     return float((a * b).sum() / denom) if denom > 1e-6 else 0.0
 
 
-def _cloned_share(margin: np.ndarray, original: np.ndarray) -> float:
-    """Share of the margin's salient square blocks that match some place of the original almost exactly."""
+def _cloned_share(margin: np.ndarray, original: np.ndarray, at: int | None = None) -> float:
+    """Share of the margin's salient square blocks that match some place of the original almost exactly.
+
+    With `at` (the column of the original where `margin` itself lies: it is a strip of the original), each block's
+    own place (± one block) is left out of its search: how often the image repeats itself elsewhere."""
     import cv2
 
     size = int(min(margin.shape[1], 32, margin.shape[0]))
@@ -134,6 +161,10 @@ def _cloned_share(margin: np.ndarray, original: np.ndarray) -> float:
         if min(tmpl.shape) < 4 or tmpl.shape[0] > small.shape[0] or tmpl.shape[1] > small.shape[1]:
             continue
         score = cv2.matchTemplate(small.astype(np.float32), tmpl.astype(np.float32), cv2.TM_CCOEFF_NORMED)
+        if at is not None:
+            r = max(1, round(size * scale))
+            sy, sx = round(y * scale), round((at + x) * scale)
+            score[max(0, sy - r) : sy + r + 1, max(0, sx - r) : sx + r + 1] = -1.0
         if float(score.max()) >= CLONE_NCC:
             found += 1
     return found / salient if salient else 0.0
@@ -198,11 +229,12 @@ def fill_statistics(after: np.ndarray, mask: np.ndarray) -> FillStats | None:
     )
 
 
-def removal_artifacts(after: np.ndarray, mask: np.ndarray | None) -> Verdict:
+def removal_artifacts(after: np.ndarray, mask: np.ndarray | None, grain: bool = False) -> Verdict:
     """Score a removal's fill for a smear (texture lost) and a seam (a step along the hole's outline).
 
-    - smear: (texture inside + 0.5) / (texture in the ring + 0.5) ≥ 0.45 → 1.0, 0 at 0.2 (only when the ring is
-      textured, median gradient ≥ 6 levels per pixel: a fill of a flat wall or fine grain may be smooth);
+    - smear: (texture inside + 0.5) / (texture in the ring + 0.5) ≥ 0.6 → 1.0, 0 at 0.35 (only when the ring is
+      textured: median gradient ≥ 6 levels per pixel, or with `grain` (an object's hole) ≥ 1.5 over a hole at least
+      16 px thick; a flat wall's fill may be smooth, and removed text's strokes smoothed over fine grain do not show);
     - seam: (step on the outline + 1) / (step beside it + 1) ≤ 2.5 → 1.0, 0 at 5.
 
     Returns a neutral 1.0 verdict (with the reason) when there is no mask or it is too small to measure.
@@ -213,13 +245,15 @@ def removal_artifacts(after: np.ndarray, mask: np.ndarray | None) -> Verdict:
     if stats is None:
         return Verdict(1.0, ("filled region too small or too thin to measure smear and seam",))
     parts: list[tuple[float, str]] = []
-    if stats.texture_ring >= SMEAR_MIN_TEXTURE:
+    if stats.texture_ring >= SMEAR_STRONG_TEXTURE or (
+        grain and stats.texture_ring >= SMEAR_MIN_TEXTURE and _thickness(mask) >= SMEAR_MIN_THICKNESS_PX
+    ):
         ratio = (stats.texture_in + 0.5) / (stats.texture_ring + 0.5)
         parts.append(
             (
-                float(np.clip((ratio - 0.2) / 0.25, 0.0, 1.0)),
+                float(np.clip((ratio - SMEAR_ZERO) / (SMEAR_FULL - SMEAR_ZERO), 0.0, 1.0)),
                 f"texture inside the fill {stats.texture_in:.1f} vs {stats.texture_ring:.1f} around it: ×{ratio:.2f} "
-                "(≥0.45 → 1.0, 0 at 0.2; lower is a smear)",
+                f"(≥{SMEAR_FULL:g} → 1.0, 0 at {SMEAR_ZERO:g}; lower is a smear)",
             )
         )
     else:

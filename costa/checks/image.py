@@ -24,7 +24,6 @@ from costa.imagestats import (
     noise_in_flat,
     overshoot_share,
     psnr,
-    seam_jump,
     ssim,
 )
 from costa.types import EditState, Subtask, ToolOutput, Verdict
@@ -184,6 +183,33 @@ def _band(image: np.ndarray, side: str, depth: int) -> np.ndarray:
     return image[image.shape[0] - depth :]
 
 
+#: Depth (pixels) of the strips on both sides of a seam whose mean colours must agree: the scene may change further
+#: out (a true scene around a crop holds other things), but right at the seam it continues.
+SEAM_STRIP_PX = 12
+
+
+def side_out(side: str) -> str:
+    """The side of a new margin that touches the seam ("left" margin → its right lines)."""
+    return {"left": "right", "right": "left", "top": "bottom", "bottom": "top"}[side]
+
+
+def _seam_step(image: np.ndarray, axis: int, index: int, depth_px: int = 6) -> tuple[float, float]:
+    """Median (over positions along the seam) of the absolute luma step across it, and of the mean step between
+    neighbouring lines within `depth_px` beside it. Medians: an edge of the scene that happens to lie on part of the
+    seam is a minority of its length; a seam the tool made runs along all of it."""
+    y = luma(image)
+    if axis == 1:
+        y = y.T
+    n = y.shape[0]
+    if not 0 < index < n:
+        raise ValueError(f"seam index {index} must be inside (0, {n})")
+    across = float(np.median(np.abs(y[index] - y[index - 1])))
+    lo, hi = max(1, index - depth_px), min(n - 1, index + depth_px)
+    steps = [np.abs(y[i] - y[i - 1]) for i in range(lo, hi + 1) if i != index]
+    beside = float(np.median(np.mean(steps, axis=0))) if steps else across
+    return across, beside
+
+
 def check_outpainting(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
@@ -191,9 +217,9 @@ def check_outpainting(
 
     - size: exactly the margins `outpaint_margins` reads from the subtask, else 0;
     - original kept: the image at its offset against the input, PSNR ≥ 45 dB → 1.0, 0 at 30 dB;
-    - seam: per new side, mean luma step across the seam vs the steps beside it (+1 level), ≤ 2× → 1.0, 0 at 5×;
-    - colour: per side, CIELAB ΔE between the new border's mean and the mean of the image band of the same depth
-      beside it, allowed 6 + half that band's colour spread → 1.0, 0 at three times that;
+    - seam: per new side, median luma step across the seam vs the steps beside it (+1 level), ≤ 2× → 1.0, 0 at 5×;
+    - colour: per side, CIELAB ΔE between the mean of the new border's strip at the seam (`SEAM_STRIP_PX`) and the
+      mean of the image's strip beside it, allowed 6 + half that strip's colour spread → 1.0, 0 at three times that;
     - texture: per side, mean gradient of the new border vs that band (+0.5), within 2.5× either way → 1.0, 0 at 8×
       (a flat smear next to texture, or noise next to a smooth sky);
     - no copies: per side, salient content mirrored from or cloned out of the image (`checks.artifacts`), and no
@@ -222,22 +248,23 @@ def check_outpainting(
     gy = np.abs(np.diff(y, axis=0))
     for side in m.sides():
         depth = getattr(m, side)
+        strip = min(depth, SEAM_STRIP_PX)
         if side in ("left", "right"):
             rows = slice(m.top, m.top + h)
             index = m.left if side == "left" else m.left + w
-            across, beside = seam_jump(after.image[rows], axis=1, index=index)
-            new_lab = _band(lab[rows], side, depth)
+            across, beside = _seam_step(after.image[rows], axis=1, index=index)
+            new_lab = _band(lab[rows, : m.left] if side == "left" else lab[rows, m.left + w :], side_out(side), strip)
             band_depth = min(depth, w)
-            orig_lab = _band(lab[rows, m.left : m.left + w], side, band_depth)
+            orig_lab = _band(lab[rows, m.left : m.left + w], side, min(strip, band_depth))
             grad_new = float(_band(gx[rows], side, max(1, depth - 1)).mean())
             grad_orig = float(_band(gx[rows, m.left : m.left + w - 1], side, max(1, band_depth - 1)).mean())
         else:
             cols = slice(m.left, m.left + w)
             index = m.top if side == "top" else m.top + h
-            across, beside = seam_jump(after.image[:, cols], axis=0, index=index)
-            new_lab = _band(lab[:, cols], side, depth)
+            across, beside = _seam_step(after.image[:, cols], axis=0, index=index)
+            new_lab = _band(lab[: m.top, cols] if side == "top" else lab[m.top + h :, cols], side_out(side), strip)
             band_depth = min(depth, h)
-            orig_lab = _band(lab[m.top : m.top + h, cols], side, band_depth)
+            orig_lab = _band(lab[m.top : m.top + h, cols], side, min(strip, band_depth))
             grad_new = float(_band(gy[:, cols], side, max(1, depth - 1)).mean())
             grad_orig = float(_band(gy[m.top : m.top + h - 1, cols], side, max(1, band_depth - 1)).mean())
         jump = (across + 1.0) / (beside + 1.0)
@@ -274,11 +301,15 @@ def check_outpainting(
 
 def _margin_text(ctx: CheckContext, before: EditState, after: EditState, m: Margins) -> tuple[float, str]:
     """OCR the new margins (with a sliver of the original beside each, so a word cut by the seam is read whole):
-    text read there that the original does not show at that place is content the user did not ask for."""
+    a word read there (≥ 3 letters or digits) that the original shows elsewhere, and that is not the cut word beside
+    the seam, is text copied into the margin (a patch fill or a mirror) and fails. Other text is how the scene goes on
+    (a sign that continues past the crop) and is reported, not scored."""
     from costa.checks.exact import text_added
 
     h, w = before.height, before.width
-    found: list[str] = []
+    copied: list[str] = []
+    new: list[str] = []
+    original_words: set[str] | None = None
     for side in m.sides():
         depth = getattr(m, side)
         sliver = max(4, depth // 4)
@@ -294,12 +325,27 @@ def _margin_text(ctx: CheckContext, before: EditState, after: EditState, m: Marg
         if sum(ch.isalnum() for ch in read) < 2:
             continue
         was = " ".join(r.text for r in ctx.reader.read(np.ascontiguousarray(orig)))
-        new_words = [t for t in read.split() if sum(c.isalnum() for c in t) >= 2 and text_added(was, read, t).found]
-        if new_words:
-            found.append(f"{side}: {' '.join(new_words)!r}")
-    if found:
-        return 0.0, "OCR reads text in the new margins that was not asked for (" + "; ".join(found) + ")"
+        added = [t for t in read.split() if sum(c.isalnum() for c in t) >= 2 and text_added(was, read, t).found]
+        if not added:
+            continue
+        if original_words is None:
+            whole = " ".join(r.text for r in ctx.reader.read(np.ascontiguousarray(before.image)) if r.score >= 0.6)
+            original_words = {_word_key(t) for t in whole.split() if len(_word_key(t)) >= 3}
+        dup = [t for t in added if _word_key(t) in original_words]
+        if dup:
+            copied.append(f"{side}: {' '.join(dup)!r}")
+        others = [t for t in added if t not in dup]
+        if others:
+            new.append(f"{side}: {' '.join(others)!r}")
+    if copied:
+        return 0.0, "OCR reads words of the image copied into the new margins (" + "; ".join(copied) + ")"
+    if new:
+        return 1.0, "OCR reads text in the new margins that continues the scene (" + "; ".join(new) + "; not scored)"
     return 1.0, "no text read in the new margins"
+
+
+def _word_key(token: str) -> str:
+    return "".join(c for c in token.upper() if c.isalnum())
 
 
 # ------------------------------------------------------------------------------------------------ adjustment

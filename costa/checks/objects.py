@@ -14,7 +14,8 @@ import numpy as np
 from costa.checks import CheckContext, CheckFn
 from costa.checks.artifacts import removal_artifacts
 from costa.checks.common import boundary_alignment, ciede2000_values, shading_correlation
-from costa.checks.region import POINT_BETTER, coverage, judged_region, margin_px, pointing
+from costa.checks.region import POINT_BETTER, changed_elsewhere, coverage, judged_region, margin_px, pointing
+from costa.checks.target import partial_object, target_consistency
 from costa.colours import colour_name, parse_colour
 from costa.errors import ToolError
 from costa.masks import dilate_mask, erode_mask, largest_component, ring_around, union_masks
@@ -80,6 +81,7 @@ def check_recoloration(
     tiny = pointing(mask, "the grounded object")
     if tiny is not None:
         return tiny
+    grounded = _grounding(subtask, before.image, mask)
     median_de = float(np.median(ciede2000_values(after.image, mask, rgb)))
     q_colour = _ramp(median_de, 10.0, 30.0)
     reasons = [f"median ΔE2000 to {colour_name(rgb)} {rgb}: {median_de:.1f} (≤10 → 1.0, 0 at 30)"]
@@ -95,7 +97,15 @@ def check_recoloration(
         covered = coverage(before.image, after.image, mask)
         q_cover = covered.quality
         reasons.extend(covered.reasons)
-    return Verdict(min(q_colour, q_shade, q_cover), tuple(reasons))
+    elsewhere = changed_elsewhere(before.image, after.image, mask)
+    reasons.extend(grounded.reasons + elsewhere.reasons)
+    return Verdict(min(q_colour, q_shade, q_cover, grounded.quality, elsewhere.quality), tuple(reasons))
+
+
+def _grounding(subtask: Subtask, image: np.ndarray, region: np.ndarray, what: str = "the grounded region") -> Verdict:
+    """Before the edit: does `region` match the target phrase (`target_consistency`) and cover its whole object
+    (`partial_object`)? Quality is the worse of the two."""
+    return _combine([target_consistency(image, region, subtask.target), partial_object(image, region, what)])
 
 
 def _colour_before(image: np.ndarray, mask: np.ndarray, rgb: tuple[int, int, int]) -> float:
@@ -144,6 +154,8 @@ def check_removal(
     tiny = pointing(obj, "the grounded object")
     if tiny is not None:
         return tiny
+    grounded = _grounding(subtask, before.image, obj)
+    elsewhere = changed_elsewhere(before.image, after.image, obj)
     hole = obj
     if output.edited_region is not None and output.edited_region.shape == obj.shape:
         hole = obj | (output.edited_region.astype(bool) & dilate_mask(obj, margin_px(obj)))  # the fill's own dilation
@@ -179,9 +191,12 @@ def check_removal(
         f"texture: gradient {g_fill:.2f} in the fill vs {g_ring:.2f} around it "
         f"(ratio within 2× → 1.0, 0 at 8×; got {2**log_ratio:.1f}×)"
     )
-    artifacts = removal_artifacts(after.image, hole)  # a smear or a seam a person would see (costa.checks.artifacts)
-    reasons.extend(artifacts.reasons)
-    return Verdict(min(q_gone, q_colour, q_texture, artifacts.quality), tuple(reasons))
+    artifacts = removal_artifacts(
+        after.image, hole, grain=True
+    )  # a smear or a seam a person would see (costa.checks.artifacts)
+    reasons.extend(artifacts.reasons + grounded.reasons + elsewhere.reasons)
+    quality = min(q_gone, q_colour, q_texture, artifacts.quality, grounded.quality, elsewhere.quality)
+    return Verdict(quality, tuple(reasons))
 
 
 # ------------------------------------------------------------------------------------ segmentation, detection
@@ -237,6 +252,9 @@ def check_segmentation(
         if v.quality > 0.0:
             v = _combine([v, _boundary_verdict(after.image, m)])
         verdicts.append(v)
+    union = _union(masks, (after.height, after.width))
+    if union is not None and all(v.quality > 0.0 for v in verdicts) and before.image.shape == after.image.shape:
+        verdicts.append(_grounding(subtask, before.image, union, "the mask"))
     return _combine(verdicts)
 
 

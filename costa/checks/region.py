@@ -158,3 +158,34 @@ def outside(
 
 def region_shape(state: EditState) -> tuple[int, int]:
     return state.height, state.width
+
+
+#: Changed pixels beyond the judged region's margin: a connected blob of this share of the region's area (at least
+#: `MIN_REGION_PX`), or this share of all the pixels out there, is an edit of something else (a second object).
+ELSEWHERE_BLOB_SHARE = 0.2
+ELSEWHERE_SHARE = 0.05
+
+
+def changed_elsewhere(before: np.ndarray, after: np.ndarray, region: np.ndarray) -> Verdict:
+    """Fail an object edit that changed pixels beyond the consumed region and its margin: a connected changed blob of
+    ≥ 20 % of the region's area (≥ 64 px), or ≥ 5 % of the pixels outside, → 0; otherwise 1.0. Sizes must match."""
+    import cv2
+
+    out = ~dilate_mask(region, margin_px(region))
+    changed = changed_pixels(before, after) & out
+    if not out.any():
+        return Verdict(1.0, ("nothing lies outside the grounded region's margin",))
+    share = float(changed[out].mean())
+    n, _, stats, _ = cv2.connectedComponentsWithStats(changed.astype(np.uint8), connectivity=8)
+    blob = int(stats[1:, 4].max()) if n > 1 else 0
+    limit = max(MIN_REGION_PX, round(ELSEWHERE_BLOB_SHARE * float(region.sum())))
+    if blob >= limit or share >= ELSEWHERE_SHARE:
+        return Verdict(
+            0.0,
+            (
+                f"pixels changed outside the grounded region: {share:.1%} of the rest of the image, largest changed "
+                f"patch {blob} px (limit {limit} px or {ELSEWHERE_SHARE:.0%}); the edit touched something else, such "
+                "as a second object",
+            ),
+        )
+    return Verdict(1.0, (f"{share:.2%} of the pixels outside the grounded region changed (largest patch {blob} px)",))

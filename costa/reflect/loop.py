@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -39,8 +39,9 @@ from costa.reflect.vlm_experts import VlmPanel, vlm_panel
 from costa.types import EditState, Plan, ToolOutput
 
 if TYPE_CHECKING:
-    from costa.agent import FinalStep, UserRegion
-    from costa.search import SearchResult
+    from costa.agent import FinalStep, TurnState, UserRegion
+    from costa.graph import StepNode
+    from costa.search import Outcome, SearchResult
     from costa.services import Services
 
 
@@ -142,7 +143,7 @@ def _local_search(
     threshold: float,
     allow: Callable[[tuple[str, ...]], bool],
     offset: int = 0,
-) -> Generator[Event, None, SearchResult | None]:
+) -> Generator[Event, None, SearchResult[StepNode, TurnState] | None]:
     """A local A* for one subtask from `image` over the chains `allow` keeps; None when no chain is left."""
     from costa.agent import TurnState
     from costa.graph import GOAL, START, StepNode, build_subtask_graph, step_key
@@ -156,15 +157,15 @@ def _local_search(
     if not any(isinstance(n, StepNode) and n.final for n in graph):
         return None
 
-    def execute(node: Any, state: Any, attempt: int) -> Any:
+    def execute(node: StepNode, state: TurnState, attempt: int) -> Outcome[TurnState]:
         top = tables.tools[node.tool].max_attempts - 1
         return executor(node, state, min(attempt + (offset if node.final else 0), top))
 
-    def attempts(node: Any) -> int:
+    def attempts(node: StepNode) -> int:
         n = tables.tools[node.tool].max_attempts
         return max(1, n - offset) if node.final else n
 
-    result: SearchResult = yield from iter_search(
+    result: SearchResult[StepNode, TurnState] = yield from iter_search(
         graph,
         START,
         GOAL,
@@ -212,11 +213,12 @@ def _restore(a: Attempt, protected: Sequence[ProtectedRegion], number: int) -> A
 
 
 def _attempt_from(
-    result: SearchResult, sid: str, start: np.ndarray, number: int, action: str, offset: int
+    result: SearchResult[StepNode, TurnState] | None, sid: str, start: np.ndarray, number: int, action: str, offset: int
 ) -> Attempt | None:
     if result is None or not result.found:
         return None
-    finals = [f for f in result.state.finals if f.subtask_id == sid]
+    state = cast("TurnState", result.state)  # found: the chosen path's last state, never None
+    finals = [f for f in state.finals if f.subtask_id == sid]
     if not finals:
         return None
     quality = float(np.prod(result.step_quality)) if result.step_quality else result.quality
@@ -235,7 +237,7 @@ def reflect_turn(
     plan: Plan,
     image: np.ndarray,
     region: UserRegion,
-    result: SearchResult,
+    result: SearchResult[StepNode, TurnState],
     executor: Callable[..., Any],
     alpha: float,
     threshold: float,
@@ -248,7 +250,7 @@ def reflect_turn(
     p = reflector.protocol
     tables = services.tables
     order = list(dict.fromkeys(n.subtask_id for n in result.path))
-    finals = {f.subtask_id: f for f in result.state.finals}
+    finals = {f.subtask_id: f for f in cast("TurnState", result.state).finals}  # a found result's last state
     quality_of: dict[str, float] = {}
     for n, q in zip(result.path, result.step_quality, strict=True):
         quality_of[n.subtask_id] = quality_of.get(n.subtask_id, 1.0) * q

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Generator, Hashable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -36,7 +36,7 @@ from costa.events import (
     TurnDone,
 )
 from costa.graph import GOAL, START, StepNode, build_subtask_graph, step_key
-from costa.search import SearchResult, check_alpha, iter_search
+from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.subroutines.features import ContextFeatures, compute_features
 from costa.subroutines.observations import ObservationLog, StoredEstimates, Trace
 from costa.subroutines.rules import Rule, RuleTable, load_shipped_rules
@@ -212,7 +212,7 @@ def run_subtask(
                     )
                 break
             quality *= q
-            current = out.state
+            current = cast(TurnState, out.state)  # a passing step hands on its state
         if ok:
             if record and runtime.log is not None:
                 runtime.log.record_trace(
@@ -238,7 +238,7 @@ def run_subtask(
     t_slow = time.perf_counter()
     inside = [0.0]  # seconds inside tool runs and their checks, to leave out of the search's own overhead
 
-    def timed(node: StepNode, parent: TurnState, attempt: int) -> Any:
+    def timed(node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
         t = time.perf_counter()
         try:
             return executor(node, parent, attempt)
@@ -260,7 +260,7 @@ def run_subtask(
     def estimate(n: StepNode) -> tuple[float, float]:
         return measured.get(step_key(n)) or services.estimates.get(n.tool, n.kind)
 
-    result: SearchResult = yield from iter_search(
+    result: SearchResult[StepNode, TurnState] = yield from iter_search(
         tg.graph,
         START,
         GOAL,

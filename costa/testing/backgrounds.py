@@ -104,7 +104,7 @@ def make_background(kind: BackgroundKind, height: int, width: int, seed: int = 0
     return np.clip(np.rint(base), 0, 255).astype(np.uint8)
 
 
-def _luma(rgb: Sequence[float]) -> float:
+def _luma(rgb: Sequence[float] | np.ndarray) -> float:
     return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -149,7 +150,7 @@ def make_cases(kind: str, n: int, seed: int = 0, style: str | None = None) -> li
             target = f"{scene.colour_name} object"
             cases.append(BenchCase(Subtask(id="s1", kind=kind, target=target, result=result), obj=scene))
         return cases
-    family = "contact" if kind in TEXT_CONTACT_KINDS else "sign"
+    family: Literal["sign", "contact"] = "contact" if kind in TEXT_CONTACT_KINDS else "sign"
     # Text subtasks of one family share their scenes, so a detector's result on a scene serves all of them.
     if style is None:
         scenes = text_scenes(n, seed, kind=family, stream=f"text-{family}")
@@ -157,21 +158,21 @@ def make_cases(kind: str, n: int, seed: int = 0, style: str | None = None) -> li
         from costa.testing.sign_styles import styled_text_scenes
 
         scenes = styled_text_scenes(n, seed, style, kind=family, stream=f"text-{family}")
-    for i, scene in enumerate(scenes):
+    for i, text in enumerate(scenes):
         if kind in ("text_detection", "text_extraction"):
             subtask = Subtask(id="s1", kind=kind)
         elif kind == "text_redaction":
-            spans = scene.sensitive
+            spans = text.sensitive
             subtask = Subtask(id="s1", kind=kind, target=spans[i % len(spans)].kind)
         elif kind == "text_addition":
             subtask = Subtask(id="s1", kind=kind, result=NEW_WORDS[int(rng.integers(len(NEW_WORDS)))])
         else:
             result = None
             if kind == "text_replacement":
-                choices = [w for w in NEW_WORDS if w != scene.target.text]
+                choices = [w for w in NEW_WORDS if w != text.target.text]
                 result = choices[int(rng.integers(len(choices)))]
-            subtask = Subtask(id="s1", kind=kind, target=scene.target.text, result=result)
-        cases.append(BenchCase(subtask, text=scene))
+            subtask = Subtask(id="s1", kind=kind, target=text.target.text, result=result)
+        cases.append(BenchCase(subtask, text=text))
     return cases
 
 

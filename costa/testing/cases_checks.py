@@ -351,7 +351,7 @@ def draw_text(image: np.ndarray, scene: TextScene, text: str, x: int, y: int, he
 
 def _free_band(scene: TextScene, height: int) -> int | None:
     """Top y of a horizontal band `height` px tall (plus a margin) with no ink, away from the borders; None if none."""
-    ink_rows = scene.ink.any(axis=1)
+    ink_rows = np.asarray(scene.ink.any(axis=1))  # numpy's stubs type `any(axis=...)` as bool | array
     h = ink_rows.shape[0]
     margin = max(6, height // 3)
     for y in list(range(h - height - 2 * margin, 0, -4)):

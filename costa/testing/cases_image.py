@@ -108,7 +108,7 @@ def _deblur_case(image: np.ndarray, rng: np.random.Generator) -> ImageCase:
     sigma = float(rng.uniform(1.0, 2.5))
     noise = float(rng.uniform(0.5, 2.0))
     blurred = cv2.GaussianBlur(image.astype(np.float32), (0, 0), sigma)
-    blurred += rng.normal(0.0, noise, blurred.shape).astype(np.float32)
+    blurred += np.asarray(rng.normal(0.0, noise, blurred.shape), dtype=np.float32)
     source = np.clip(np.rint(blurred), 0, 255).astype(np.uint8)
     subtask = Subtask(id="s1", kind="image_deblurring")
     return ImageCase(subtask, source=source, truth=image, note=f"blur σ {sigma:.2f}, noise σ {noise:.2f}")

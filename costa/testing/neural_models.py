@@ -86,7 +86,9 @@ def build_grounding_dino(
 ) -> Path:
     """Grounding DINO (Swin + BERT); `full` is grounding-dino-tiny's architecture (≈ 172 M parameters)."""
     import torch
-    from transformers import (
+
+    # BertTokenizerFast: transformers 5 keeps it as a runtime alias of BertTokenizer; its type information omits it.
+    from transformers import (  # type: ignore[attr-defined]
         BertTokenizerFast,
         GroundingDinoConfig,
         GroundingDinoForObjectDetection,
@@ -283,7 +285,7 @@ def build_sd_inpaint(
     if models_dir is None:
         return pipe
     out = models_dir / repo
-    pipe.save_pretrained(out)
+    pipe.save_pretrained(out)  # type: ignore[attr-defined]  # diffusers: inherited from DiffusionPipeline
     return out
 
 
@@ -306,7 +308,7 @@ def build_instruct_pix2pix(models_dir: Path | None, size: Size = "tiny", repo: s
     if models_dir is None:
         return pipe
     out = models_dir / repo
-    pipe.save_pretrained(out)
+    pipe.save_pretrained(out)  # type: ignore[attr-defined]  # diffusers: inherited from DiffusionPipeline
     return out
 
 

@@ -203,7 +203,7 @@ def make_task(index: int, seed: int) -> SyntheticTask:
     if wants_deblur:
         sharp = image
         blurred = cv2.GaussianBlur(image.astype(np.float32), (0, 0), float(rng.uniform(1.2, 2.0)))
-        blurred += rng.normal(0.0, 1.0, blurred.shape).astype(np.float32)
+        blurred += np.asarray(rng.normal(0.0, 1.0, blurred.shape), dtype=np.float32)
         image = np.clip(np.rint(blurred), 0, 255).astype(np.uint8)
         head.append(Expected("image_deblurring", _pick(rng, ("Deblur the image.", "Sharpen the image."))))
     if wants_outpaint:
@@ -514,18 +514,18 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
         verdicts = tuple(SubtaskVerdict(x.kind, x.clause, False, "the turn failed") for x in task.expected)
         return TaskResult(task.index, task.instruction, task.family, verdicts, time.perf_counter() - t0, 0, str(e))
     matched = _match(plan, task.expected)
-    verdicts: dict[int, SubtaskVerdict] = {}
+    by_index: dict[int, SubtaskVerdict] = {}
     frame = _Frame()
     words = [w.text for w in task.text.words] if task.text is not None else []
     current = task.image
     edits = {s.id: services.tables.subtasks[s.kind].edits_image for s in plan.subtasks}
     for s in plan.subtasks:
-        e = matched.get(s.id)
-        ev = done.get(s.id)
-        after = ev.image if ev is not None and edits[s.id] else None
-        if e is not None:
-            key = task.expected.index(e)
-            if ev is None:
+        want = matched.get(s.id)
+        sd = done.get(s.id)
+        after = sd.image if sd is not None and edits[s.id] else None
+        if want is not None:
+            key = task.expected.index(want)
+            if sd is None:
                 skipped = turn.skipped.get(s.id) if turn is not None else None
                 blockers = [b.kind for b in plan.subtasks if b.id not in passed and b.id in failed]
                 if skipped:
@@ -536,17 +536,17 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
                     why = f"never run: the search gave up at {', '.join(blockers) or 'an earlier subtask'}"
                 else:
                     why = f"its step passed, but the turn failed on {', '.join(blockers) or 'another subtask'}"
-                verdicts[key] = SubtaskVerdict(e.kind, e.clause, False, why[:240])
+                by_index[key] = SubtaskVerdict(want.kind, want.clause, False, why[:240])
             else:
-                ok, why = _verify(task, e, current, after, ev.result, frame, words, services.reader)
-                verdicts[key] = SubtaskVerdict(e.kind, e.clause, ok, why)
-            words = _words_after(words, e)
+                ok, why = _verify(task, want, current, after, sd.result, frame, words, services.reader)
+                by_index[key] = SubtaskVerdict(want.kind, want.clause, ok, why)
+            words = _words_after(words, want)
         if after is not None:
-            _advance(frame, s.kind, current, after, e)
+            _advance(frame, s.kind, current, after, want)
             current = after
     out = tuple(
-        verdicts.get(i, SubtaskVerdict(e.kind, e.clause, False, "the planner made no subtask for it"))
-        for i, e in enumerate(task.expected)
+        by_index.get(i, SubtaskVerdict(want.kind, want.clause, False, "the planner made no subtask for it"))
+        for i, want in enumerate(task.expected)
     )
     executions = turn.executions if turn is not None else 0
     ok = bool(turn is not None and turn.ok)

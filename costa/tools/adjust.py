@@ -153,6 +153,7 @@ def _scale_colour(image: np.ndarray, factor: float) -> np.ndarray:
     rgb = image.astype(np.float32)
     y = luma(image)[..., None]
     diff = rgb - y
+    factor_px: np.ndarray | np.floating[Any]
     if factor > 1.0:
         with np.errstate(divide="ignore", invalid="ignore"):
             room = np.where(diff > 0, (_TOP - y) / diff, np.where(diff < 0, (_BOTTOM - y) / diff, np.inf))

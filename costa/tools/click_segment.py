@@ -139,7 +139,8 @@ class PointGrabCutSegmenter(Tool):
         bgd, fgd = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
         cv2.setRNGSeed(0)  # GrabCut's k-means draws from OpenCV's global RNG: seed it for repeatability
         try:
-            cv2.grabCut(crop, seeds, None, bgd, fgd, iterations, cv2.GC_INIT_WITH_MASK)
+            # OpenCV ignores the rect with GC_INIT_WITH_MASK; its stubs require one.
+            cv2.grabCut(crop, seeds, None, bgd, fgd, iterations, cv2.GC_INIT_WITH_MASK)  # type: ignore[call-overload]
         except cv2.error as e:
             raise ToolError(f"GrabCut failed on the clicked region: {e}") from e
         cut = (seeds == cv2.GC_FGD) | (seeds == cv2.GC_PR_FGD)

@@ -160,7 +160,8 @@ def _refine(image: np.ndarray, region: np.ndarray, iterations: int) -> np.ndarra
     bgd, fgd = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
     cv2.setRNGSeed(0)  # GrabCut's k-means draws from OpenCV's global RNG: seed it for repeatability
     try:
-        cv2.grabCut(crop, seeds, None, bgd, fgd, iterations, cv2.GC_INIT_WITH_MASK)
+        # OpenCV ignores the rect with GC_INIT_WITH_MASK; its stubs require one.
+        cv2.grabCut(crop, seeds, None, bgd, fgd, iterations, cv2.GC_INIT_WITH_MASK)  # type: ignore[call-overload]
     except cv2.error:
         return region  # degenerate colour models (e.g. a flat crop): the colour region stands
     cut = (seeds == cv2.GC_FGD) | (seeds == cv2.GC_PR_FGD)
@@ -431,7 +432,10 @@ def _split_shades(image: np.ndarray, candidates: np.ndarray, rgb: RGB) -> np.nda
     step = max(1, len(pixels) // 20000)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
     cv2.setRNGSeed(0)
-    _, _, centres = cv2.kmeans(np.ascontiguousarray(pixels[::step]), 2, None, criteria, 3, cv2.KMEANS_PP_CENTERS)
+    # OpenCV allocates the labels when given None; its stubs require an array.
+    _, _, centres = cv2.kmeans(  # type: ignore[call-overload]
+        np.ascontiguousarray(pixels[::step]), 2, None, criteria, 3, cv2.KMEANS_PP_CENTERS
+    )
     if float(np.linalg.norm(centres[0] - centres[1])) < SHADE_SEPARATION:
         return candidates
     target = np.array(rgb_to_lab(rgb), np.float32) * np.array([0.5, 1.0, 1.0], np.float32)
@@ -446,7 +450,7 @@ def _clean(candidates: np.ndarray) -> np.ndarray:
     """Drop isolated matching pixels and close small gaps (radius 1 opening, radius 2 closing)."""
     import cv2
 
-    m = candidates.astype(np.uint8)
+    m: np.ndarray = candidates.astype(np.uint8)
     m = cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3)))
     m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
     return m.astype(bool)

@@ -57,7 +57,7 @@ class LlmImageTool(Tool):
             {"type": "text", "text": self.question(state, subtask)},
             {"type": "image_url", "image_url": {"url": image_data_url(state.image)}},
         ]
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
+        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
         control = current_control()
         try:
             reply = self.client().chat(messages, purpose=self.spec.id)

@@ -72,7 +72,7 @@ class HogPeopleDetector(Tool):
         import cv2
 
         hog = cv2.HOGDescriptor()
-        hog.setSVMDetector(cv2.HOGDescriptor_getDefaultPeopleDetector())
+        hog.setSVMDetector(np.asarray(cv2.HOGDescriptor.getDefaultPeopleDetector()))  # stubs: a list; it is an array
         self._hog = hog
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:

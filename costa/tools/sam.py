@@ -30,7 +30,8 @@ def load_sam(path: Path, dev: Device, allow_downloads: bool = False) -> tuple[An
     kw = local_only(allow_downloads)
     processor = SamProcessor.from_pretrained(path, **kw)
     model = SamModel.from_pretrained(path, dtype=dev.torch_dtype(), **kw)
-    return processor, model.to(dev.name).eval()
+    # transformers types `to` through a decorator that expects a model first; it takes a device name.
+    return processor, model.to(dev.name).eval()  # type: ignore[arg-type]
 
 
 def _masks_from(pred: np.ndarray, scores: np.ndarray, labels: Sequence[str]) -> tuple[Mask, ...]:

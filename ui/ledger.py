@@ -45,10 +45,10 @@ def ledger_markdown(view: TurnView | None, session: Mapping[str, float] | None =
                 if s.id in view.unverified and not done:
                     path = "target not verified"
                 q = f"{done.quality:.2f}" if done else "—"
-                sec = sum(c.seconds or 0 for c in mine)
+                tool_seconds = sum(c.seconds or 0 for c in mine)
                 retries = sum(1 for c in mine if c.attempt > 0)
                 name = view.names.get(s.kind, s.kind)
-                rows.append(f"| {s.id} | {name} | {path} | {len(mine)} | {retries} | {sec:.3f} | {q} |")
+                rows.append(f"| {s.id} | {name} | {path} | {len(mine)} | {retries} | {tool_seconds:.3f} | {q} |")
             parts.append("\n".join(rows))
     if session:
         parts.append(

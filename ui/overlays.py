@@ -44,8 +44,8 @@ def annotate(image: np.ndarray, region: UserRegion | None) -> np.ndarray:
 
 
 def thumbnail(path: str | Path, side: int = THUMB_SIDE) -> np.ndarray:
-    with Image.open(path) as img:
-        img = img.convert("RGB")
+    with Image.open(path) as opened:
+        img = opened.convert("RGB")
         img.thumbnail((side, side))
         return np.asarray(img, dtype=np.uint8)
 

@@ -355,7 +355,7 @@ def graph_markdown(view: TurnView | None, layout: GraphLayout | None = None) -> 
         keep = [n for n in nodes if state.get(n, "idle") != "idle" or n in on_path]
         hidden = len(nodes) - len(keep)
         nodes = keep
-    nid = {n: f"n{i}" for i, n in enumerate(nodes)}
+    nid: dict[Any, str] = {n: f"n{i}" for i, n in enumerate(nodes)}  # step nodes, plus the START / GOAL markers
     nid[START], nid[GOAL] = "S", "G"
     lines = ["```mermaid", "flowchart LR", "  S([START]):::endpoint", "  G([GOAL]):::endpoint"]
     groups: dict[str, list[NodeKey]] = {}

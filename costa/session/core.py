@@ -222,8 +222,8 @@ class SessionCore(HistoryMixin, PreviewMixin):
         if thumb is None:
             from PIL import Image
 
-            with Image.open(version.file) as img:
-                img = img.convert("RGB")
+            with Image.open(version.file) as opened:
+                img = opened.convert("RGB")
                 img.thumbnail((side, side))
                 thumb = np.asarray(img)
             with self._thumb_lock:

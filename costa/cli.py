@@ -278,7 +278,10 @@ def cmd_bench(args: argparse.Namespace, out: TextIO) -> int:
             return EXIT_ERROR
         sys.path.insert(0, str(root))
         from bench.cli import main as bench_main
-    return bench_main(args.bench_args)
+    import contextlib
+
+    with contextlib.redirect_stdout(out):  # reports go where the caller asked (tests pass a buffer)
+        return bench_main(args.bench_args)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

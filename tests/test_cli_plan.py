@@ -146,8 +146,9 @@ def test_edit_reports_llm_fallback_and_costs(tmp_path: Path, _costa_home) -> Non
     reply = {"subtasks": [{"id": "s1", "kind": "object_recoloration", "target": None, "result": "pink"}]}
     with FakeOpenAI([error(503), chat(reply, prompt_tokens=800, completion_tokens=40)]) as fake:
         env = llm_env(fake, COSTA_LLM_PRICE_IN="1", COSTA_LLM_PRICE_OUT="1")
+        # --no-reflect: the reflection's VLM experts would also call this fake endpoint (their calls are tested apart)
         r = costa("edit", str(src), "recolor it to pink", "--box", "40,30,80,60", "-o", str(out), "--events",
-                  str(events), home=_costa_home, **env)  # fmt: skip
+                  str(events), "--no-reflect", home=_costa_home, **env)  # fmt: skip
     assert r.returncode in (0, 3), r.stdout + r.stderr
     assert "llm   plan: fake-model failed after" in r.stdout and "HTTP 503" in r.stdout
     assert "llm calls 2 (1 failed), tokens 800 prompt + 40 completion" in r.stdout and "cost 0.000840" in r.stdout

@@ -53,7 +53,10 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
     mode = getattr(args, "mode", None) or ("eager" if args.eager else "lazy")
     accept = bool(getattr(args, "accept_unverified", False))
     reflect = False if getattr(args, "no_reflect", False) else None
-    opts = TurnOptions.validate(core.settings, args.alpha, args.threshold, mode, reflect, accept_unverified=accept)
+    # The CLI cannot ask and wait: it does "the rest" (what does not need an unfound target) and says what to point at.
+    opts = TurnOptions.validate(
+        core.settings, args.alpha, args.threshold, mode, reflect, action="rest", accept_unverified=accept
+    )
     if args.image and not Path(args.image).is_file():
         raise InputError(f"image {args.image} does not exist" if not Path(args.image).exists() else "not a file")
     upload = core.read_upload(args.image) if args.image else None

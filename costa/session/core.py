@@ -378,7 +378,10 @@ class SessionCore(HistoryMixin, PreviewMixin):
                 yield view, None
                 runtime = self.fast_slow() if opts.mode == "fast-slow" else None
                 control = TurnControl(stop=rt.stop, on_event=on_progress)  # Stop also interrupts a diffusion call
-                turn = pointing_first(self.services, planned.plan, region) or run_turn(  # ask before running
+                # Ask for pointing before anything runs, unless the user chose "do the rest" (the CLI always does: the
+                # subtasks that do not depend on the unfound target run, and it exits 3).
+                ask = pointing_first(self.services, planned.plan, region) if opts.action != "rest" else None
+                turn = ask or run_turn(
                     self.services,
                     req.image,
                     planned.plan,

@@ -42,23 +42,25 @@ class NeuralTool(Tool):
 
     # ------------------------------------------------------------------ readiness (no torch import)
     def missing(self) -> str | None:
+        """Everything this tool still needs here (packages, weights and where to put them, GPU), or None.
+
+        All problems are listed at once, so a user installing the extras learns about the weights in the same message.
+        """
+        problems = []
         base = super().missing()
         if base:
-            return base
+            problems.append(base)
         settings = self.current_settings()
         for model_id in self.spec.requirements.weights:
             status = locate(model_id, settings)
             if not status.present and not settings.allow_downloads:
-                return describe_missing(status, settings)
-        if self.spec.requirements.gpu:
-            if settings.device == "cpu":
-                return None
-            if not gpu_visible():
-                return (
-                    "needs a CUDA or MPS GPU and none was found (set COSTA_DEVICE=cpu to run it on the CPU anyway: "
-                    "minutes per call at full size)"
-                )
-        return None
+                problems.append(describe_missing(status, settings))
+        if self.spec.requirements.gpu and settings.device != "cpu" and not gpu_visible():
+            problems.append(
+                "needs a CUDA or MPS GPU and none was found (set COSTA_DEVICE=cpu to run it on the CPU anyway: "
+                "minutes per call at full size)"
+            )
+        return "; ".join(problems) or None
 
     # ------------------------------------------------------------------ models
     def device(self) -> Device:

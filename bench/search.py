@@ -156,6 +156,7 @@ class TableRun:
     score_ratio: float
     quality_difference: float  # lazy mean quality − eager mean quality
     lazy_more_plans: int  # plans on which lazy ran more tools than eager
+    lazy_worse_plans: int  # plans on which lazy's chosen path scores more than SCORE_TOLERANCE worse than eager's
     build_ms_per_subtask: Stat
     overhead_ms_median: float
     chains_per_kind: Stat
@@ -363,6 +364,9 @@ def run_table(
         score_ratio=_ratio(lazy_s.score.mean, eager_s.score.mean),
         quality_difference=lazy_s.quality.mean - eager_s.quality.mean,
         lazy_more_plans=sum(r.lazy.executions > r.eager.executions for r in records),
+        lazy_worse_plans=sum(
+            r.lazy.found and r.eager.found and r.lazy.score > r.eager.score * (1 + SCORE_TOLERANCE) for r in records
+        ),
         build_ms_per_subtask=Stat.of([1e3 * r.build_seconds / len(r.kinds) for r in records]),
         overhead_ms_median=statistics.median(overhead) if overhead else math.nan,
         chains_per_kind=Stat.of(chains),
@@ -489,7 +493,8 @@ def _table_lines(run: TableRun, per_plan: bool) -> list[str]:
     lines.append(
         f"   lazy/eager: executions {_fmt(run.execution_ratio)} (saving {_fmt(100 * (1 - run.execution_ratio))} %), "
         f"tool-seconds {_fmt(run.spent_ratio)}, score {_fmt(run.score_ratio)}, "
-        f"quality difference {run.quality_difference:+.4f}; plans where lazy ran more tools: {run.lazy_more_plans}"
+        f"quality difference {run.quality_difference:+.4f}; plans where lazy ran more tools: {run.lazy_more_plans}; "
+        f"plans where lazy's path scores > {SCORE_TOLERANCE:.0%} worse: {run.lazy_worse_plans}"
     )
     if per_plan:
         lines.append(

@@ -258,11 +258,12 @@ def test_entry_whose_estimate_improved_is_re_ranked() -> None:
     assert "a" not in ran
 
 
-def test_prediction_is_the_path_the_search_tries_first() -> None:
-    """The α preview ranks like the search: a step expected to fail its check (quality < threshold) goes last.
+def test_prediction_is_the_path_the_search_settles_on_under_the_same_threshold() -> None:
+    """The α preview is the search itself on the tables' estimates, threshold included.
 
-    α=1: path p (2.0 s, quality 0.75) scores 2.0 · 1.25 = 2.5, path q (3.0 s, quality 1.0) scores 3.0. With the
-    threshold ignored the preview would show p; the search tries q first because p is expected to fail at 0.8.
+    α=1: path p (2.0 s, quality 0.75) scores 2.0 · 1.25 = 2.5, path q (3.0 s, quality 1.0) scores 3.0. A preview that
+    ignored the threshold would show p; the search tries p first (lowest f), it fails at 0.8 as its estimate says it
+    will, and the search settles on q — which is what the preview shows.
     """
     g = nx.DiGraph([("START", "p"), ("p", "GOAL"), ("START", "q"), ("q", "GOAL")])
     estimates = {"p": (2.0, 0.75), "q": (3.0, 1.0)}
@@ -275,9 +276,21 @@ def test_prediction_is_the_path_the_search_tries_first() -> None:
     path, seconds, quality = predict_best(g, "START", "GOAL", estimates.__getitem__, alpha=1.0, threshold=0.8)
     r = search_toolpath(g, "START", "GOAL", estimates.__getitem__, execute, alpha=1.0, threshold=0.8)
     assert path == ("q",) and (seconds, quality) == (3.0, 1.0)
-    assert ran[0] == "q" and r.path == path
+    assert ran == ["p", "q"] and r.path == path
     # With no threshold both agree on p.
     assert predict_best(g, "START", "GOAL", estimates.__getitem__, alpha=1.0, threshold=0.0)[0] == ("p",)
+
+
+def test_a_step_expected_to_fail_is_not_ranked_last_when_it_would_pass() -> None:
+    """A cheap path whose one step is estimated just below the threshold is tried in f order, not after every
+    expected-to-pass path: when it passes (the estimate is a mean), the search keeps the cheaper path."""
+    g = nx.DiGraph([("START", "p"), ("p", "GOAL"), ("START", "q"), ("q", "GOAL")])
+    estimates = {"p": (1.0, 0.78), "q": (6.0, 0.95)}
+    measured = {"p": (1.0, 0.83), "q": (6.0, 0.95)}
+    r = search_toolpath(
+        g, "START", "GOAL", estimates.__getitem__, lambda n, s, a: Outcome(*measured[n]), alpha=1.0, threshold=0.8
+    )
+    assert r.path == ("p",) and r.executions == 1
 
 
 def test_prediction_keeps_a_doubtful_path_when_it_is_the_only_one() -> None:

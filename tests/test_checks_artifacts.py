@@ -105,3 +105,43 @@ def test_brightening_that_crushes_shadows_fails(ctx: CheckContext) -> None:
         assert (verdict.quality >= THRESHOLD) is passes, verdict
     assert clipping_verdict(image, crushed, None, False, True)[0][0] < THRESHOLD  # shadows: not asked for
     assert clipping_verdict(image, crushed, None, True, False)[0][0] == 1.0  # "darker" may crush 2 %
+
+
+UP = Subtask(id="u", kind="outpainting", params={"direction": "upwards"})
+
+
+def _scene_extended_upwards(kind: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """A true scene (a larger shaded or grainy wall) and its lower part as the photo, a line of text near the photo's
+    top edge (30 px below it, beyond the band whose colours a margin may continue): the scene itself is a correct
+    extension upwards (as in bench task 10, where the plain mean gradient of
+    the band with the letters made the clean fill look like a smear)."""
+    from costa.tools.outpaint import outpaint_margins
+
+    h, w = 200, 300
+    top = outpaint_margins(h, w, None, UP.params).top
+    scene = background(kind, w, h + top, (120, 60, 170))
+    scene[top:] = draw(scene[top:], [Line("BIKES PHARMACY", (20, 30), 30, (90, 230, 60))])
+    return scene[top:].copy(), scene, top
+
+
+@pytest.mark.parametrize("kind", ["gradient", "noise"])
+def test_a_true_extension_beside_text_at_the_seam_passes(ctx: CheckContext, kind: str) -> None:
+    photo, scene, _ = _scene_extended_upwards(kind)
+    before = EditState(photo)
+    out = ToolOutput(image=scene)
+    verdict = check_outpainting(ctx, UP, before, before.with_output(out), out)
+    assert verdict.quality >= THRESHOLD, verdict.reasons
+
+
+def test_letter_fragments_pasted_into_a_plain_margin_fail(ctx: CheckContext) -> None:
+    """Pieces of strokes (no whole letter, so no block is an exact clone and OCR reads nothing) in the letters' own
+    green, in an extension of a plain wall: a person sees them at once (bench task 19's PatchMatch fill)."""
+    photo, scene, top = _scene_extended_upwards("gradient")
+    canvas = scene.copy()
+    canvas[: top // 3, 40:44] = (90, 230, 60)  # a vertical stroke
+    canvas[4:9, 120:230:9] = (90, 230, 60)  # a row of stubs along the outer edge
+    before = EditState(photo)
+    out = ToolOutput(image=canvas)
+    verdict = check_outpainting(ctx, UP, before, before.with_output(out), out)
+    assert verdict.quality < THRESHOLD, verdict.reasons
+    assert any("pasted into the extension" in r for r in verdict.reasons), verdict.reasons

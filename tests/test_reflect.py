@@ -103,6 +103,24 @@ def test_perception_finds_a_smear_in_a_textured_fill() -> None:
     assert bad.scores["semantic_alignment"] is None
 
 
+def test_perception_does_not_call_new_black_letters_noise_or_clipping() -> None:
+    """Drawn text is crisp and solid by design (bench task 9: "add the text 'FOOD'" in black on a green wall was
+    refused as "40.9× noisier than its surroundings; 46 % clipped"); a halo around the letters still counts."""
+    from tests.text_helpers import Line, background, draw
+
+    start = background("gradient", 300, 160, (120, 220, 110))
+    after = draw(start, [Line("FOOD", (110, 60), 26, (0, 0, 0))])
+    region = np.abs(after.astype(int) - start.astype(int)).sum(axis=2) > 0
+    judged = PerceptionExpert(PROTOCOL).judge(_evidence(start, after, region, "text_addition"))
+    assert judged.score >= 7, judged.negative
+    haloed = after.copy()
+    ring = np.zeros_like(region)
+    ring[50:100, 95:215] = True
+    haloed[ring & ~region] = (255, 255, 255)  # a white box drawn around the word
+    bad = PerceptionExpert(PROTOCOL).judge(_evidence(start, haloed, region, "text_addition"))
+    assert bad.score < 7 and any("halo" in f.text for f in bad.negative), bad
+
+
 def test_memory_resolves_references() -> None:
     m = SessionMemory()
     m.add(TurnRecord(1, "Make the object red.", "Make the object red.", (("object_recoloration", "object", "red"),),

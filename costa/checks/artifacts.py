@@ -12,6 +12,10 @@ the `*_verdict` helpers map them to a `Verdict` with the numbers that give 1.0 a
 - **Duplicated content** (`duplicated_share`): blocks of the margin with strong edges that reappear unflipped, almost
   exactly (normalised cross-correlation ≥ 0.98), somewhere in the original — a patch fill that cloned a letter —
   beyond how often the image's own strip beside the seam reappears elsewhere in it (a sign's letters recur).
+- **Foreign colours** (`copied_colour_share`): margin pixels whose colour the image's own band beside the seam does
+  not have, but the image holds elsewhere — fragments of letters or of an object pasted into a plain extension,
+  which the block measure misses when they are cut into strokes. A scene that truly goes on keeps the colours it had
+  at the seam; a new colour that the image never had (a generator inventing content) is not counted here.
 - **Text in a margin** is read by the check itself with the OCR engine (`costa.checks.image`).
 - **Smear and seam in a fill** (`fill_statistics`): inside a filled hole, texture (mean gradient) against the ring
   around it — a Telea smear over textured ground is much flatter — and the colour step across the hole's outline
@@ -184,6 +188,71 @@ def mirror_verdict(stats: MarginStats) -> tuple[float, str]:
     if min(q_mirror, q_clone) < 1.0:
         reason += ": the margin repeats content of the image (mirrored or copied) that a person would see"
     return min(q_mirror, q_clone), reason
+
+
+#: Side of a CIELAB histogram bin (ΔE units) for the foreign-colour measure; band colours count with their neighbours.
+COLOUR_BIN = 8.0
+#: Depth (pixels) of the image's band beside a seam whose colours a margin may continue.
+COLOUR_BAND_PX = 24
+#: Share of margin pixels in copied foreign colours: ≤ `FOREIGN_FULL` → 1.0, 0 at `FOREIGN_ZERO`.
+FOREIGN_FULL, FOREIGN_ZERO = 0.004, 0.02
+
+
+def _colour_bins(image: np.ndarray) -> np.ndarray:
+    """Integer CIELAB bin per pixel (L, a, b each `COLOUR_BIN` wide) of an RGB uint8 array."""
+    import cv2
+
+    lab = cv2.cvtColor(np.ascontiguousarray(image).astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+    q = np.floor(lab / COLOUR_BIN).astype(np.int64)
+    return (q[..., 0] * 64 + (q[..., 1] + 32)) * 64 + (q[..., 2] + 32)
+
+
+def _with_neighbours(bins: np.ndarray) -> np.ndarray:
+    """The bins and every bin one step away in L, a or b (so shading and anti-aliasing beside a colour count)."""
+    offsets = [(dl * 64 + da) * 64 + db for dl in (-1, 0, 1) for da in (-1, 0, 1) for db in (-1, 0, 1)]
+    return np.unique((bins[:, None] + np.asarray(offsets)[None, :]).ravel())
+
+
+def copied_colour_share(
+    after: np.ndarray, left: int, top: int, height: int, width: int, side: str, depth: int
+) -> float:
+    """Share of the `side` margin's pixels whose colour is absent from the image's band beside the seam (±1 bin)
+    but present elsewhere in the image (at least 20 pixels of it): content copied into the extension.
+
+    The top and bottom margins include the corners (the left and right ones stop at the original's rows).
+    """
+    if depth < 1:
+        return 0.0
+    original = after[top : top + height, left : left + width]
+    band_px = min(COLOUR_BAND_PX, width if side in ("left", "right") else height)
+    if side == "left":
+        margin, band = after[top : top + height, :left], original[:, :band_px]
+    elif side == "right":
+        margin, band = after[top : top + height, left + width :], original[:, width - band_px :]
+    elif side == "top":  # rows above the original, corners included
+        margin, band = after[:top], original[:band_px]
+    else:
+        margin, band = after[top + height :], original[height - band_px :]
+    if margin.size == 0:
+        return 0.0
+    near = _with_neighbours(np.unique(_colour_bins(band)))
+    values, counts = np.unique(_colour_bins(original), return_counts=True)
+    elsewhere = values[counts >= max(20, original.shape[0] * original.shape[1] // 5000)]
+    bins = _colour_bins(margin).ravel()
+    copied = ~np.isin(bins, near) & np.isin(bins, elsewhere)
+    return float(copied.mean())
+
+
+def foreign_colour_verdict(side: str, share: float) -> tuple[float, str]:
+    """Quality and reason for one margin's copied foreign colours."""
+    q = float(np.clip((FOREIGN_ZERO - share) / (FOREIGN_ZERO - FOREIGN_FULL), 0.0, 1.0))
+    reason = (
+        f"{side} margin: {share:.2%} of its pixels in colours the image has elsewhere but not beside the seam "
+        f"(≤{FOREIGN_FULL:.1%} → 1.0, 0 at {FOREIGN_ZERO:.0%})"
+    )
+    if q < 1.0:
+        reason += ": pieces of the image's content were pasted into the extension"
+    return q, reason
 
 
 # -------------------------------------------------------------------------------------------- removal fills

@@ -218,9 +218,15 @@ def colour_bins(image: np.ndarray) -> np.ndarray:
     return (q[..., 0] * 64 + (q[..., 1] + 32)) * 64 + (q[..., 2] + 32)
 
 
-def palette_near(image: np.ndarray) -> np.ndarray:
+def palette_near(image: np.ndarray, min_share: float = 0.0) -> np.ndarray:
     """The colour bins of `image` and every bin one step away in L, a or b (shading and anti-aliasing beside a
-    colour count as that colour): what a region "has" when asking whether another region shows new colours."""
-    bins = np.unique(colour_bins(image))
+    colour count as that colour): what a region "has" when asking whether another region shows new colours.
+
+    `min_share` keeps only bins holding at least that share of the pixels (the dominant colours of a noisy texture,
+    not every colour its grain touches).
+    """
+    bins, counts = np.unique(colour_bins(image), return_counts=True)
+    if min_share > 0:
+        bins = bins[counts >= min_share * counts.sum()]
     offsets = [(dl * 64 + da) * 64 + db for dl in (-1, 0, 1) for da in (-1, 0, 1) for db in (-1, 0, 1)]
     return np.unique((bins[:, None] + np.asarray(offsets)[None, :]).ravel())

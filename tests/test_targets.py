@@ -177,3 +177,29 @@ def test_one_click_on_a_thin_shiny_object_asks_for_better_pointing(tmp_path: Pat
     r = edit(str(src), "remove the spoon", "--mask", str(mask_file), "-o", str(out), home=tmp_path)
     assert r.returncode == 2 and not out.exists(), r.stdout + r.stderr
     assert "point better" in r.stderr
+
+
+def test_a_box_taken_for_the_object_fails_the_recolour_check_and_its_outline_passes() -> None:
+    """A box used as the mask ("box_mask" from a brush's or a user's box) recoloured the blue wall in its corners
+    and passed with 1.00; the object's own outline passes. The app test with a brush caught the search choosing it."""
+    from costa.checks import CheckContext
+    from costa.checks.objects import check_recoloration
+    from costa.testing.cases_checks import recolour_lab
+    from costa.types import EditState, Mask, Subtask, ToolOutput
+
+    yy, xx = np.mgrid[0:160, 0:220]
+    img = np.zeros((160, 220, 3), np.uint8)
+    img[:] = (70, 110, 160)
+    blob = np.hypot(xx - 110, yy - 80) <= 40
+    shade = np.clip(1.1 - np.hypot(xx - 95, yy - 65) / 80.0, 0.4, 1.0)
+    img[blob] = np.stack([60 * shade, 190 * shade, 70 * shade], -1)[blob].astype(np.uint8)
+    box = np.zeros_like(blob)
+    box[38:123, 68:153] = True
+    subtask = Subtask(id="s1", kind="object_recoloration", target="blob", result="pink")
+    for mask, passes in ((box, False), (blob, True)):
+        before = EditState(img, {"masks": (Mask(mask, "grounded"),)})
+        after_img = recolour_lab(img, mask, (255, 192, 203))
+        v = check_recoloration(CheckContext(reader=None), subtask, before, EditState(after_img), ToolOutput(after_img))
+        assert (v.quality >= 0.8) is passes, v.reasons
+        if not passes:
+            assert any("a box, not its outline" in r for r in v.reasons), v.reasons

@@ -15,7 +15,7 @@ from costa.checks import CheckContext, CheckFn
 from costa.checks.artifacts import removal_artifacts
 from costa.checks.common import boundary_alignment, ciede2000_values, shading_correlation
 from costa.checks.region import POINT_BETTER, changed_elsewhere, coverage, judged_region, margin_px, pointing
-from costa.checks.target import partial_object, target_consistency
+from costa.checks.target import background_inside, partial_object, target_consistency
 from costa.colours import colour_name, parse_colour
 from costa.errors import ToolError
 from costa.masks import dilate_mask, erode_mask, largest_component, ring_around, union_masks
@@ -103,9 +103,15 @@ def check_recoloration(
 
 
 def _grounding(subtask: Subtask, image: np.ndarray, region: np.ndarray, what: str = "the grounded region") -> Verdict:
-    """Before the edit: does `region` match the target phrase (`target_consistency`) and cover its whole object
-    (`partial_object`)? Quality is the worse of the two."""
-    return _combine([target_consistency(image, region, subtask.target), partial_object(image, region, what)])
+    """Before the edit: does `region` match the target phrase (`target_consistency`), cover its whole object
+    (`partial_object`) and hold little of its surroundings (`background_inside`)? Quality is the worst of the three."""
+    return _combine(
+        [
+            target_consistency(image, region, subtask.target),
+            partial_object(image, region, what),
+            background_inside(image, region, what),
+        ]
+    )
 
 
 def _colour_before(image: np.ndarray, mask: np.ndarray, rgb: tuple[int, int, int]) -> float:

@@ -119,6 +119,64 @@ def partial_object(image: np.ndarray, region: np.ndarray, what: str = "the groun
     return Verdict(quality, (reason,))
 
 
+#: A region filling at least this share of its bounding box is a rectangle (a box used as the mask).
+RECTANGLE_FILL = 0.97
+#: Corner patches of a rectangle, as a share of its width and height, compared with the ring just outside them.
+CORNER_SHARE = 0.15
+#: Depth (px) of the ring just outside a region whose colours are "the surroundings".
+SURROUNDINGS_PX = 6
+#: A corner within this CIELAB ΔE (means) of the surroundings beside it is background; the centre must differ by more.
+CORNER_LIKE_DE, CENTRE_UNLIKE_DE = 10.0, 15.0
+
+
+def background_inside(image: np.ndarray, region: np.ndarray, what: str = "the grounded region") -> Verdict:
+    """Fail a rectangular region whose corners are the background around it while its centre is not: a box taken
+    for the object's mask.
+
+    Why: a box used as the object's mask (`box_mask`, a user's box read as the object) recolours the wall in its
+    corners too, and every check that trusts the region reported 1.0. Only rectangles are judged: an object's own
+    outline is not, so a red ball on a red woven wall (camouflage) is not mistaken for background.
+    """
+    import cv2
+
+    from costa.masks import dilate_mask
+
+    ys, xs = np.nonzero(region)
+    if ys.size == 0:
+        return Verdict(1.0, (f"{what} is empty",))
+    y0, y1, x0, x1 = int(ys.min()), int(ys.max()) + 1, int(xs.min()), int(xs.max()) + 1
+    fill = ys.size / float((y1 - y0) * (x1 - x0))
+    if fill < RECTANGLE_FILL:
+        return Verdict(1.0, (f"{what} follows an outline, not a box ({fill:.0%} of its bounding box)",))
+    lab = cv2.cvtColor(image.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+    ring = dilate_mask(region, SURROUNDINGS_PX) & ~dilate_mask(region, 1)
+    if not ring.any():
+        return Verdict(1.0, (f"{what} fills the image; nothing around it to compare",))
+    ch, cw = max(2, int((y1 - y0) * CORNER_SHARE)), max(2, int((x1 - x0) * CORNER_SHARE))
+    pad = SURROUNDINGS_PX + 1
+    background_corners = 0
+    for cy, cx in ((y0, x0), (y0, x1 - cw), (y1 - ch, x0), (y1 - ch, x1 - cw)):
+        corner = lab[cy : cy + ch, cx : cx + cw].reshape(-1, 3).mean(axis=0)
+        near = ring[max(0, cy - pad) : cy + ch + pad, max(0, cx - pad) : cx + cw + pad]
+        beside = lab[max(0, cy - pad) : cy + ch + pad, max(0, cx - pad) : cx + cw + pad][near]
+        if beside.size and float(np.linalg.norm(corner - beside.mean(axis=0))) <= CORNER_LIKE_DE:
+            background_corners += 1
+    cy0, cy1 = y0 + (y1 - y0) // 3, y1 - (y1 - y0) // 3
+    cx0, cx1 = x0 + (x1 - x0) // 3, x1 - (x1 - x0) // 3
+    centre = lab[cy0:cy1, cx0:cx1].reshape(-1, 3).mean(axis=0)
+    centre_de = float(np.linalg.norm(centre - lab[ring].mean(axis=0)))
+    boxed = background_corners >= 3 and centre_de > CENTRE_UNLIKE_DE
+    reason = (
+        f"{what} is a rectangle; {background_corners} of its 4 corners look like the surroundings beside them, "
+        f"its centre differs by ΔE {centre_de:.0f}"
+    )
+    if boxed:
+        return Verdict(
+            0.0, (reason + f": it holds background around the object (a box, not its outline); {POINT_BETTER}",)
+        )
+    return Verdict(1.0, (reason,))
+
+
 def target_consistency(image: np.ndarray, region: np.ndarray, target: str | None) -> Verdict:
     """Score how well `region` of `image` (before the edit) matches the target phrase; quality is the worst aspect.
     A phrase naming nothing checkable gives a neutral 1.0 verdict."""

@@ -368,7 +368,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
     @short_errors
     def on_stop(state: UiState) -> None:
         stopping = state is not None and core.stop(state.session_id, state.owner)
-        gr.Info("Stopping after the current tool call…" if stopping else "Nothing is running.")
+        gr.Info("Stopping…" if stopping else "Nothing is running.")
 
     @short_errors
     def on_export(state: UiState) -> dict[Any, Any]:

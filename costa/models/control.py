@@ -102,9 +102,7 @@ def abandoned_calls(key: str | None = None) -> int:
         return sum(len(v) for k, v in _ABANDONED.items() if key is None or k == key)
 
 
-def run_stoppable(
-    fn: Callable[[], T], control: TurnControl | None, subtask_id: str, tool: str, attempt: int
-) -> T:
+def run_stoppable(fn: Callable[[], T], control: TurnControl | None, subtask_id: str, tool: str, attempt: int) -> T:
     """`fn()` (one tool call) with `control` visible to it; Stop ends the wait at once (see the module docstring).
 
     Without a control the call runs here, in the calling thread. With one, it runs in a daemon worker thread (the

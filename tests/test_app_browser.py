@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.app_server import AppServer
+from ui.diagrams import DRAWN
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +50,7 @@ def test_text_replacement_in_the_browser(app_server: AppServer, browser) -> None
     page.set_input_files("#current-image input[type=file]", str(ROOT / "assets" / "sale_sign.png"))
     page.fill("#instruction textarea", "replace the text 'SALE' with 'OPEN'")
     page.wait_for_selector("#prediction >> text=Prediction at α = 1", timeout=30_000)
-    page.wait_for_selector("#toolgraph svg", timeout=30_000)  # the predicted path, before running
+    page.wait_for_selector(f"#toolgraph {DRAWN}", timeout=30_000)  # the predicted path, before running
     page.press("#instruction textarea", "Enter")
 
     page.wait_for_selector("#chat >> text=Done", timeout=90_000)
@@ -58,18 +59,18 @@ def test_text_replacement_in_the_browser(app_server: AppServer, browser) -> None
     assert page.locator("#undo").is_enabled()
     chat = page.inner_text("#chat")
     assert "Text Replacement" in chat and "rapidocr_detect" in chat
-    page.wait_for_selector("#tree svg", timeout=30_000)
+    page.wait_for_selector(f"#tree {DRAWN}", timeout=30_000)
     tree = page.inner_html("#tree")
     assert "Text Replacement" in tree and "done" in tree  # the subtask node carries the done class
-    page.wait_for_selector("#toolgraph svg .chosen", timeout=30_000)
-    assert page.locator("#toolgraph svg .chosen").count() >= 2  # detector + writer on the chosen A* path
+    page.wait_for_selector(f"#toolgraph {DRAWN} .chosen", timeout=30_000)
+    assert page.locator(f"#toolgraph {DRAWN} .chosen").count() >= 2  # detector + writer on the chosen A* path
     assert "rapidocr_detect" in page.inner_text("#ledger")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "app-text-replacement.png"), full_page=True)
 
     page.reload()  # the session id lives in the browser: history and chat come back
     page.wait_for_selector("#chat >> text=replace the text 'SALE' with 'OPEN'", timeout=60_000)
-    page.wait_for_selector("#toolgraph svg .chosen", timeout=30_000)
+    page.wait_for_selector(f"#toolgraph {DRAWN} .chosen", timeout=30_000)
     page.get_by_role("tab", name="History", exact=True).click()
     page.wait_for_selector("#gallery .thumbnail-item", timeout=30_000)
     assert page.locator("#gallery .thumbnail-item").count() == 2
@@ -151,11 +152,15 @@ def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server:
     page.wait_for_function("() => !document.querySelector('#downloads a')", timeout=30_000)  # old links gone
     page.fill("#instruction textarea", "replace the text 'SALE' with 'OPEN'")
     page.press("#instruction textarea", "Enter")
+    page.wait_for_selector("#chat >> text=rapidocr_detect", timeout=90_000)
+    page.get_by_role("tab", name="History", exact=True).click()  # tabs switched while the diagrams stream
+    page.wait_for_timeout(400)
+    page.get_by_role("tab", name="Edit", exact=True).click()
     page.wait_for_selector("#chat >> text=New version v2", timeout=90_000)  # numbered within this session
     page.get_by_role("tab", name="History", exact=True).click()
-    page.wait_for_selector("#versions svg", timeout=30_000)  # drawn now, although the turn ran while it was hidden
+    page.wait_for_selector(f"#versions {DRAWN}", timeout=30_000)  # drawn now, although the turn ran while it was hidden
     page.wait_for_function(
-        "() => (document.querySelector('#versions svg')?.textContent || '').includes('v2')", timeout=30_000
+        f"() => (document.querySelector('#versions {DRAWN}')?.textContent || '').includes('v2')", timeout=30_000
     )
     tree = page.text_content("#versions") or ""
     assert "v1" in tree and "v2" in tree and "turn 1:" in tree
@@ -167,5 +172,6 @@ def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server:
     page.get_by_role("tab", name="API", exact=True).click()
     port = app_server.url.rstrip("/").rsplit(":", 1)[1]
     page.wait_for_selector(f"text=127.0.0.1:{port}", timeout=30_000)
+    assert page.evaluate("window.__costaMermaid.drawn") > 0  # the page's safe Mermaid drawing is in use
     assert not console, [e[:200] for e in console]  # Mermaid's getAttribute error included (ui/diagrams.py)
     page.close()

@@ -50,7 +50,11 @@ def test_a_stopped_call_ends_the_wait_at_once_and_its_result_is_dropped() -> Non
         step(1, 3)  # progress reaches the turn while the call is live
         release.wait(10)
         finished.append("done")
-        step(2, 3)  # the abandoned call sees its own Stop flag here, and its progress is dropped
+        try:
+            step(2, 3)  # the abandoned call sees its own Stop flag here, and its progress is dropped
+        except ToolStoppedError:
+            finished.append("stopped at step 2")
+            raise
         return "result"
 
     threading.Timer(0.2, control.stop.set).start()
@@ -72,7 +76,7 @@ def test_a_stopped_call_ends_the_wait_at_once_and_its_result_is_dropped() -> Non
     assert not started.is_set()  # a new call of the same tool waits for the abandoned one
     release.set()
     worker.join(10)
-    assert started.is_set() and finished == ["done"] and abandoned_calls() == 0
+    assert started.is_set() and finished == ["done", "stopped at step 2"] and abandoned_calls() == 0
     assert len(progress) == 1  # the abandoned call's later step was not reported
 
 
@@ -132,33 +136,82 @@ def test_stop_ends_a_turn_at_once_while_a_slow_tool_runs(slow_core: SessionCore,
     assert done.status == "done" and done.result_version is not None  # the session is free again
 
 
-@pytest.mark.slow
-def test_stop_through_gradio_client_does_not_wait_for_the_tool(tmp_path: Path) -> None:
-    from gradio_client import Client, handle_file
-
+@pytest.fixture(scope="module")
+def slow_app(tmp_path_factory: pytest.TempPathFactory):
+    """`python app.py` whose Pillow text writer is the slow FAKE (`python -m costa.testing.slow_tools DIR`)."""
     from tests.app_server import running_app
 
-    argv = ("-m", "costa.testing.slow_tools", str(tmp_path / "tables"))
+    tmp = tmp_path_factory.mktemp("slow_app")
+    argv = ("-m", "costa.testing.slow_tools", str(tmp / "tables"))
     env = {"COSTA_FAKE_TOOL_SECONDS": str(TOOL_SECONDS), "COSTA_REFLECT": "0"}
-    with running_app(tmp_path / "home", argv=argv, extra_env=env) as server:
-        c = Client(server.url, verbose=False)
-        sid = c.predict(api_name="/new_session")
-        job = c.submit(sid, handle_file(str(sign(tmp_path / "sign.png"))), REPLACE, 1.0, 0.8, "", "", api_name="/edit")
+    with running_app(tmp / "home", argv=argv, extra_env=env) as server:
+        yield server
 
-        def slow_tool_running() -> bool:
-            outs = job.outputs()
-            return bool(outs) and any(
-                call["tool"] == slow_tools.SLOW_TOOL and call["passed"] is None for call in outs[-1][1]["calls"]
-            )
 
-        wait_for(slow_tool_running, 90, "the slow fake tool to start")
-        versions = c.predict(sid, api_name="/history")["versions"]
+@pytest.mark.slow
+def test_stop_through_gradio_client_does_not_wait_for_the_tool(slow_app, tmp_path: Path) -> None:
+    from gradio_client import Client, handle_file
+
+    c = Client(slow_app.url, verbose=False)
+    sid = c.predict(api_name="/new_session")
+    job = c.submit(sid, handle_file(str(sign(tmp_path / "sign.png"))), REPLACE, 1.0, 0.8, "", "", api_name="/edit")
+
+    def slow_tool_running() -> bool:
+        outs = job.outputs()
+        return bool(outs) and any(
+            call["tool"] == slow_tools.SLOW_TOOL and call["passed"] is None for call in outs[-1][1]["calls"]
+        )
+
+    wait_for(slow_tool_running, 90, "the slow fake tool to start")
+    versions = c.predict(sid, api_name="/history")["versions"]
+    t0 = time.perf_counter()
+    assert c.predict(sid, api_name="/stop") == {"stopping": True}
+    _, report = job.result(timeout=STOP_BOUND + 5)
+    seconds = time.perf_counter() - t0
+    assert seconds < STOP_BOUND, seconds
+    assert report["status"] == "stopped", report["message"]
+    history = c.predict(sid, api_name="/history")
+    assert history["versions"] == versions and history["head"] == versions[-1]["id"]
+    assert c.predict(sid, api_name="/stop") == {"stopping": False}
+
+
+@pytest.mark.slow
+def test_the_pages_stop_button_does_not_wait_for_the_tool(slow_app) -> None:
+    """In headless Chromium: Send, then Stop while the slow tool runs: the chat says Stopped at once, the image and
+    the gallery are unchanged, the instruction is kept, and the console has no errors."""
+    import shutil
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from tests.test_app_browser import ARTIFACTS, CHROMIUM, FLAGS, ROOT
+
+    exe = str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium")
+    if exe is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        console: list[str] = []
+        page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: console.append(str(e)))
+        page.goto(slow_app.url)
+        page.wait_for_selector("#status >> text=Running on", timeout=60_000)
+        page.set_input_files("#current-image input[type=file]", str(ROOT / "assets" / "sale_sign.png"))
+        page.wait_for_selector("#slider img", timeout=30_000)
+        page.fill("#instruction textarea", REPLACE)
+        page.click("#send")
+        page.wait_for_selector(f"#chat >> text={slow_tools.SLOW_TOOL}", timeout=90_000)  # the slow call is running
         t0 = time.perf_counter()
-        assert c.predict(sid, api_name="/stop") == {"stopping": True}
-        _, report = job.result(timeout=STOP_BOUND + 5)
+        page.click("#stop")
+        page.wait_for_selector("#chat >> text=Stopped", timeout=int(TOOL_SECONDS * 1000))
         seconds = time.perf_counter() - t0
-        assert seconds < STOP_BOUND, seconds
-        assert report["status"] == "stopped", report["message"]
-        history = c.predict(sid, api_name="/history")
-        assert history["versions"] == versions and history["head"] == versions[-1]["id"]
-        assert c.predict(sid, api_name="/stop") == {"stopping": False}
+        assert seconds < STOP_BOUND + 1, seconds  # the page's own round trips on top of the core's bound
+        page.wait_for_function(  # kept, to send again
+            "t => document.querySelector('#instruction textarea').value === t", arg=REPLACE, timeout=10_000
+        )
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "app-stopped.png"), full_page=True)
+        page.get_by_role("tab", name="History", exact=True).click()
+        page.wait_for_selector("#gallery .thumbnail-item", timeout=30_000)
+        assert page.locator("#gallery .thumbnail-item").count() == 1  # only the upload: nothing was added
+        assert not console, [e[:200] for e in console]
+        browser.close()

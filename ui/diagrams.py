@@ -13,7 +13,10 @@ one that, for each element: marks it processed at once (a second call while the 
 the diagram with `mermaid.render` under a page-unique id into Mermaid's own temporary element attached to the
 document body (so layout never depends on whether the target is visible or still attached), one drawing at a time,
 and swaps the finished SVG in only if the element is still in the document; a superseded element's drawing is
-dropped silently. A diagram whose source does not parse still raises, as before.
+dropped silently. Until its drawing is ready an element shows the last drawing of the same component (its nearest
+ancestor with an id), or nothing, rather than the diagram's source text; it has the class `costa-pending` until its
+own drawing is in (`DRAWN` selects drawn diagrams, for tests). A diagram whose source does not parse still raises,
+as before.
 Without Gradio's Mermaid module (another Gradio build), the script does nothing and Gradio's own drawing is used.
 """
 
@@ -22,6 +25,9 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
+
+#: CSS selector of a Mermaid diagram drawn from its element's own source (not a placeholder), e.g. f"#tree {DRAWN}".
+DRAWN = ".mermaid:not(.costa-pending) svg"
 
 _SCRIPT = """
 () => {
@@ -36,6 +42,7 @@ _SCRIPT = """
     return box.value.trim();
   };
   const sources = new WeakMap();
+  const lastDrawn = new WeakMap();
   let chain = Promise.resolve();
   let serial = 0;
   import(url).then(({default: mermaid}) => {
@@ -49,10 +56,16 @@ _SCRIPT = """
         const {svg, bindFunctions} = await mermaid.render(id, source);
         if (!node.isConnected) { stats.dropped++; return; }
         node.innerHTML = svg;
+        node.style.color = "";
+        node.classList.remove("costa-pending");
+        lastDrawn.set(node.parentElement?.closest("[id]") || document.body, svg);
         if (bindFunctions) bindFunctions(node);
         stats.drawn++;
       } catch (err) {
         if (!node.isConnected) { stats.dropped++; return; }
+        node.classList.remove("costa-pending");
+        node.style.color = "";
+        node.textContent = source;  // what could not be drawn, as Gradio shows it
         throw err;
       } finally {
         document.getElementById("d" + id)?.remove();
@@ -66,6 +79,10 @@ _SCRIPT = """
       for (const node of todo) {
         node.setAttribute("data-processed", "true");
         sources.set(node, decode(node.innerHTML));
+        node.classList.add("costa-pending");
+        const previous = lastDrawn.get(node.parentElement?.closest("[id]") || document.body);
+        if (previous) node.innerHTML = previous;  // the component's last drawing until the new one is ready
+        else node.style.color = "transparent";  // not the diagram's source text
       }
       const done = chain.then(async () => {
         let first = null;

@@ -121,6 +121,7 @@ def test_stop_ends_a_turn_at_once_while_a_slow_tool_runs(slow_core: SessionCore,
     assert core.stop(sid, None)
     turn.join(STOP_BOUND + 1)
     seconds = time.perf_counter() - t0
+    print(f"core: Stop → turn ended in {seconds:.3f} s (tool call {TOOL_SECONDS:g} s)")
     assert not turn.is_alive() and seconds < STOP_BOUND, seconds  # the 5 s tool call was not waited for
     assert slow_tools.CALLS["finished"] == finished0  # it is still running in the background
     view = views[-1]
@@ -168,6 +169,7 @@ def test_stop_through_gradio_client_does_not_wait_for_the_tool(slow_app, tmp_pat
     assert c.predict(sid, api_name="/stop") == {"stopping": True}
     _, report = job.result(timeout=STOP_BOUND + 5)
     seconds = time.perf_counter() - t0
+    print(f"gradio_client: /stop → /edit result in {seconds:.3f} s (tool call {TOOL_SECONDS:g} s)")
     assert seconds < STOP_BOUND, seconds
     assert report["status"] == "stopped", report["message"]
     history = c.predict(sid, api_name="/history")
@@ -204,6 +206,7 @@ def test_the_pages_stop_button_does_not_wait_for_the_tool(slow_app) -> None:
         page.click("#stop")
         page.wait_for_selector("#chat >> text=Stopped", timeout=int(TOOL_SECONDS * 1000))
         seconds = time.perf_counter() - t0
+        print(f"page: Stop click → 'Stopped' in the chat in {seconds:.3f} s (tool call {TOOL_SECONDS:g} s)")
         assert seconds < STOP_BOUND + 1, seconds  # the page's own round trips on top of the core's bound
         page.wait_for_function(  # kept, to send again
             "t => document.querySelector('#instruction textarea').value === t", arg=REPLACE, timeout=10_000

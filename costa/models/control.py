@@ -88,6 +88,16 @@ def step(done: int, total: int, what: str = "diffusion step") -> None:
     check_stop()
 
 
+@dataclass
+class _CallControl(TurnControl):
+    """One tool call's control: stopped when its turn is, or once the call was abandoned (`stop`, never cleared)."""
+
+    turn: TurnControl | None = None
+
+    def stopped(self) -> bool:
+        return self.stop.is_set() or (self.turn is not None and self.turn.stopped())
+
+
 T = TypeVar("T")
 #: How often a waiting turn looks at its Stop flag while a tool call runs, in seconds.
 POLL_SECONDS = 0.02
@@ -126,7 +136,7 @@ def run_stoppable(fn: Callable[[], T], control: TurnControl | None, subtask_id: 
         if not own_stop.is_set() and control.on_event is not None:
             control.on_event(ev)
 
-    own = TurnControl(stop=own_stop, on_event=progress, events=control.events)
+    own = _CallControl(stop=own_stop, on_event=progress, events=control.events, turn=control)
     with _ABANDONED_LOCK:
         earlier = list(_ABANDONED.get(tool, ()))
     result: list[T] = []

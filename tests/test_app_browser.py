@@ -172,6 +172,8 @@ def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server:
     page.get_by_role("tab", name="API", exact=True).click()
     port = app_server.url.rstrip("/").rsplit(":", 1)[1]
     page.wait_for_selector(f"text=127.0.0.1:{port}", timeout=30_000)
-    assert page.evaluate("window.__costaMermaid.drawn") > 0  # the page's safe Mermaid drawing is in use
+    drawn = page.evaluate("window.__costaMermaid")
+    print(f"mermaid: {drawn['drawn']} drawn, {drawn['dropped']} superseded and dropped; console errors {len(console)}")
+    assert drawn["drawn"] > 0  # the page's safe Mermaid drawing is in use
     assert not console, [e[:200] for e in console]  # Mermaid's getAttribute error included (ui/diagrams.py)
     page.close()

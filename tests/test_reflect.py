@@ -121,6 +121,27 @@ def test_perception_does_not_call_new_black_letters_noise_or_clipping() -> None:
     assert bad.score < 7 and any("halo" in f.text for f in bad.negative), bad
 
 
+def test_perception_judges_a_smear_against_the_fill_s_own_surroundings() -> None:
+    """Text erased from a smooth sign panel on a busy photo leaves a smooth fill on a smooth panel: not a smear
+    (bench task 9 on a photo was refused as "0.16× the rest's texture"); the same smooth fill in textured ground is."""
+    start = _texture(120, 160)
+    panel = np.zeros(start.shape[:2], bool)
+    panel[30:90, 30:130] = True
+    start[panel] = (120, 200, 120)  # a plain panel on the textured photo
+    hole = np.zeros_like(panel)
+    hole[50:70, 50:110] = True  # where the letters were
+    start[52:68, 52:108:6] = (20, 20, 20)  # their strokes
+    after = start.copy()
+    after[hole] = (120, 200, 120)  # erased: the panel's own colour
+    fine = PerceptionExpert(PROTOCOL).judge(_evidence(start, after, hole, "text_removal"))
+    assert not any("smear" in f.text for f in fine.negative), fine.negative
+    bare = _texture(120, 160)
+    smeared = bare.copy()
+    smeared[hole] = bare[hole].mean(axis=0).astype(np.uint8)
+    bad = PerceptionExpert(PROTOCOL).judge(_evidence(bare, smeared, hole, "text_removal"))
+    assert any("smear" in f.text for f in bad.negative), bad.negative
+
+
 def test_memory_resolves_references() -> None:
     m = SessionMemory()
     m.add(TurnRecord(1, "Make the object red.", "Make the object red.", (("object_recoloration", "object", "red"),),

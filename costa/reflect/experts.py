@@ -293,10 +293,13 @@ class PerceptionExpert:
         lap_after = _laplacian(after_g)
         sharp_in = float(lap_after[inside].mean())
         sharp_rest = float(lap_after[rest].mean())
-        # Smear: a fill much smoother than the texture around it (only meaningful where the rest has texture).
+        # Smear: a fill much smoother than the texture right around it (only meaningful where that has texture). The
+        # ring, not the whole rest: text removed from a smooth panel on a busy photo is a smooth fill on a smooth panel.
         fill = self.protocol.kinds(self.name, "fill_kinds")
-        if e.subtask.kind in fill and sharp_rest > 2.0:
-            ratio = sharp_in / sharp_rest
+        around = dilate_mask(region, 4 * band) & ~dilate_mask(region, band)
+        sharp_around = float(lap_after[around].mean()) if around.any() else sharp_rest
+        if e.subtask.kind in fill and sharp_around > 2.0:
+            ratio = sharp_in / sharp_around
             smear = p.option(self.name, "smear_ratio", 0.25)
             s = _ramp(ratio, 2 * smear, smear / 2)
             aes.append(s)

@@ -81,10 +81,11 @@ class PreviewMixin:
     def predict(
         self: SessionCore, plan: Plan, region: UserRegion, alphas: Sequence[float], threshold: float | None = None
     ) -> list[Prediction]:
-        """The path the search tries first for each α: (α, ((subtask, tool), …), seconds, quality); [] if none.
+        """The path the search settles on for each α when tools perform as estimated: (α, ((subtask, tool), …),
+        seconds, quality); [] if none.
 
-        `threshold` is the step quality the search will require (default from settings), which ranks steps expected
-        to fail it last, as the search does.
+        `threshold` is the step quality the search will require (default from settings): a step estimated below it
+        fails in the preview as it would when run.
         """
         tg = build_graph(self.services, plan, region)
         if not tg.steps:
@@ -93,7 +94,7 @@ class PreviewMixin:
         out = []
         for a in alphas:
             check_alpha(a)
-            # the search's own threshold and step identity, so the predicted path is the one it tries first
+            # the search's own threshold and step identity, so the predicted path is the one it settles on
             path, seconds, quality = predict_best(tg.graph, START, GOAL, self._estimate, a, th, key=step_key)
             if path:
                 out.append((a, tuple((n.subtask_id, n.tool) for n in path), seconds, quality))

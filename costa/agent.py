@@ -138,8 +138,8 @@ class _Executor:
                 0.0, 0.0, error=f"{node.tool}: not retried, the refusal does not depend on parameters: {refusal}"
             )
         tool = self.services.tool(node.tool)
-        try:
-            tool.ensure_loaded()  # loading a model once per process is not the tool's per-call cost
+        try:  # loading a model once per process is not the tool's per-call cost; Stop does not wait for it either
+            run_stoppable(tool.ensure_loaded, self.control, node.subtask_id, node.tool, attempt)
         except ToolError as e:
             return Outcome(0.0, 0.0, error=f"{node.tool}: {e}")
         if self.control is not None and self.control.stopped():

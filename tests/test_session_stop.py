@@ -106,30 +106,39 @@ def slow_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.mark.slow
-def test_stop_ends_a_turn_at_once_while_a_slow_tool_runs(slow_core: SessionCore, tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("phase", ["run", "load"])
+def test_stop_ends_a_turn_at_once_while_a_slow_tool_runs(
+    slow_core: SessionCore, tmp_path: Path, monkeypatch, phase: str
+) -> None:
+    """Stop while the fake runs for 5 s (or, "load", loads its model for 5 s): the turn ends at once as stopped,
+    nothing is stored, the call finishes in the background and what it returns is dropped."""
     core = slow_core
+    if phase == "load":
+        monkeypatch.setenv("COSTA_FAKE_LOAD_SECONDS", str(TOOL_SECONDS))
+        monkeypatch.setenv("COSTA_FAKE_TOOL_SECONDS", "0")
+    began, ended = ("started", "finished") if phase == "run" else ("loading", "loaded")
     sid = core.open_session(None, None).id
     core.upload(sid, None, sign(tmp_path / "sign.png"))
     before = core.history(sid, None)
     opts = TurnOptions.validate(core.settings, 1.0, 0.8)
     views: list = []
-    started0, finished0 = slow_tools.CALLS["started"], slow_tools.CALLS["finished"]
+    began0, ended0 = slow_tools.CALLS[began], slow_tools.CALLS[ended]
     turn = threading.Thread(target=lambda: views.extend(v for v, _ in core.run(core.prepare(sid, None, REPLACE, opts))))
     turn.start()
-    wait_for(lambda: slow_tools.CALLS["started"] > started0, 90, "the slow fake tool to start")
+    wait_for(lambda: slow_tools.CALLS[began] > began0, 90, f"the slow fake tool's {phase} to start")
     t0 = time.perf_counter()
     assert core.stop(sid, None)
     turn.join(STOP_BOUND + 1)
     seconds = time.perf_counter() - t0
-    print(f"core: Stop → turn ended in {seconds:.3f} s (tool call {TOOL_SECONDS:g} s)")
-    assert not turn.is_alive() and seconds < STOP_BOUND, seconds  # the 5 s tool call was not waited for
-    assert slow_tools.CALLS["finished"] == finished0  # it is still running in the background
+    print(f"core: Stop during the tool's {phase} → turn ended in {seconds:.3f} s ({phase} {TOOL_SECONDS:g} s)")
+    assert not turn.is_alive() and seconds < STOP_BOUND, seconds  # the 5 s call was not waited for
+    assert slow_tools.CALLS[ended] == ended0  # it is still running in the background
     view = views[-1]
     assert view.status == "stopped" and view.result_version is None
     after = core.history(sid, None)
     assert after["head"] == before["head"] and len(after["versions"]) == len(before["versions"])
     assert after["turns"][-1]["status"] == "stopped"
-    wait_for(lambda: slow_tools.CALLS["finished"] > finished0, TOOL_SECONDS + 10, "the abandoned call to finish")
+    wait_for(lambda: slow_tools.CALLS[ended] > ended0, TOOL_SECONDS + 10, "the abandoned call to finish")
     wait_for(lambda: abandoned_calls() == 0, 5, "the abandoned call to be forgotten")
     assert core.history(sid, None) == after  # its result was dropped: nothing changed when it returned
     monkeypatch.setenv("COSTA_FAKE_TOOL_SECONDS", "0")

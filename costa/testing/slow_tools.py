@@ -1,7 +1,8 @@
 """FAKE for tests: a deliberately slow text writer, to show that Stop does not wait for the tool call in flight.
 
 `SlowTextReplacer` is the real `PillowTextReplacer` that first sleeps `COSTA_FAKE_TOOL_SECONDS` (default 5 s), the
-stand-in for a tool that takes seconds to minutes. `slow_tables(dest)` writes a copy of tool_tables/ whose
+stand-in for a tool that takes seconds to minutes; its one-off `load` sleeps `COSTA_FAKE_LOAD_SECONDS` (default 0),
+the stand-in for loading a model. `slow_tables(dest)` writes a copy of tool_tables/ whose
 `text_replace_pillow` row names this class, for `Services(tables=load_tables(dest))`; `python -m
 costa.testing.slow_tools DIR` starts `app.py` on such a copy (the only difference from the real app). Never used
 outside tests.
@@ -24,18 +25,27 @@ from costa.types import EditState, Subtask, ToolOutput
 #: The tool row whose class is replaced, and the class that replaces it.
 SLOW_TOOL = "text_replace_pillow"
 SLOW_CLASS = "costa.testing.slow_tools:SlowTextReplacer"
-#: Calls of the fake: "started" and "finished" counters (a finished call after Stop is work done in the background).
-CALLS = {"started": 0, "finished": 0}
+#: Calls of the fake: counters of runs and loads started and finished (finished after Stop: done in the background).
+CALLS = {"started": 0, "finished": 0, "loading": 0, "loaded": 0}
 _LOCK = threading.Lock()
 
 
-def fake_seconds() -> float:
-    """How long the fake sleeps before writing, in seconds (COSTA_FAKE_TOOL_SECONDS, default 5)."""
-    return float(os.environ.get("COSTA_FAKE_TOOL_SECONDS", "5"))
+def fake_seconds(what: str = "TOOL", default: float = 5.0) -> float:
+    """How long the fake sleeps before writing (COSTA_FAKE_TOOL_SECONDS, default 5) or in its load
+    (COSTA_FAKE_LOAD_SECONDS, default 0), in seconds."""
+    return float(os.environ.get(f"COSTA_FAKE_{what}_SECONDS", str(default)))
 
 
 class SlowTextReplacer(PillowTextReplacer):
     """FAKE: `PillowTextReplacer` after `fake_seconds()` of sleep (labelled as a fake; see the module docstring)."""
+
+    def load(self) -> None:
+        with _LOCK:
+            CALLS["loading"] += 1
+        time.sleep(fake_seconds("LOAD", 0.0))
+        super().load()
+        with _LOCK:
+            CALLS["loaded"] += 1
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
         with _LOCK:

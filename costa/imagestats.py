@@ -203,3 +203,24 @@ def seam_jump(image: np.ndarray, axis: int, index: int, depth_px: int = 6) -> tu
     steps = [float(np.abs(y[i] - y[i - 1]).mean()) for i in range(lo, hi + 1) if i != index]
     beside = float(np.mean(steps)) if steps else across
     return across, beside
+
+
+#: Side of a CIELAB histogram bin (ΔE units) for palettes: a band's colours count with their neighbours.
+COLOUR_BIN = 8.0
+
+
+def colour_bins(image: np.ndarray) -> np.ndarray:
+    """Integer CIELAB bin per pixel (L, a, b each `COLOUR_BIN` wide) of an RGB uint8 array, shape (H, W)."""
+    import cv2
+
+    lab = cv2.cvtColor(np.ascontiguousarray(image).astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+    q = np.floor(lab / COLOUR_BIN).astype(np.int64)
+    return (q[..., 0] * 64 + (q[..., 1] + 32)) * 64 + (q[..., 2] + 32)
+
+
+def palette_near(image: np.ndarray) -> np.ndarray:
+    """The colour bins of `image` and every bin one step away in L, a or b (shading and anti-aliasing beside a
+    colour count as that colour): what a region "has" when asking whether another region shows new colours."""
+    bins = np.unique(colour_bins(image))
+    offsets = [(dl * 64 + da) * 64 + db for dl in (-1, 0, 1) for da in (-1, 0, 1) for db in (-1, 0, 1)]
+    return np.unique((bins[:, None] + np.asarray(offsets)[None, :]).ravel())

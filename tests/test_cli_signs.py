@@ -67,3 +67,29 @@ def test_outpainting_a_close_sign_to_16_9_does_not_mirror_the_word(tmp_path, _co
     left = (wide.shape[1] - 240) // 2
     for side, depth in (("left", left), ("right", wide.shape[1] - 240 - left)):
         assert margin_stats(wide, left, 0, 160, 240, side, depth).mirror < MIRROR_ZERO
+
+
+def test_extending_a_sign_on_all_sides_continues_the_wall_without_fragments_of_its_letters(
+    tmp_path, _costa_home, monkeypatch
+) -> None:
+    """Bench task 19's sign: the words sit in the middle of a woven wall. The PatchMatch fill pasted stroke fragments
+    of them into the new borders on both attempts (3 % of the top margin in the letters' colour) and reflection
+    mirrors 'UM' and 'SE' into the sides; the fill now samples the wall only, and the check's measure agrees."""
+    from costa.checks.artifacts import copied_colour_share
+    from costa.testing.tasks import make_task
+    from costa.tools.outpaint import outpaint_margins
+
+    monkeypatch.delenv("COSTA_BENCHMARKS_DIR", raising=False)  # the synthetic scene, not a photo crop
+    img = make_task(19, 0).image
+    h, w = img.shape[:2]
+    src, out = tmp_path / "wall.png", tmp_path / "bigger.png"
+    Image.fromarray(img).save(src)
+    r = costa("edit", str(src), "extend the canvas on all sides", "-o", str(out), home=_costa_home)
+    assert r.returncode == 0, r.stdout + r.stderr
+    wide = np.asarray(Image.open(out).convert("RGB"))
+    m = outpaint_margins(h, w, None, {"direction": "all sides"})
+    assert wide.shape[:2] == m.new_size(h, w)
+    assert np.array_equal(wide[m.top : m.top + h, m.left : m.left + w], img)
+    for side in m.sides():
+        share = copied_colour_share(wide, m.left, m.top, h, w, side, getattr(m, side), tuple(m.sides()))
+        assert share <= 0.004, (side, share)

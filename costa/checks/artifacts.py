@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from costa.imagestats import colour_bins, palette_near
 from costa.types import Verdict
 
 #: Grey-level step (0–255 per pixel, along the extension axis) that counts as salient structure in a margin.
@@ -190,36 +191,27 @@ def mirror_verdict(stats: MarginStats) -> tuple[float, str]:
     return min(q_mirror, q_clone), reason
 
 
-#: Side of a CIELAB histogram bin (ΔE units) for the foreign-colour measure; band colours count with their neighbours.
-COLOUR_BIN = 8.0
 #: Depth (pixels) of the image's band beside a seam whose colours a margin may continue.
 COLOUR_BAND_PX = 24
 #: Share of margin pixels in copied foreign colours: ≤ `FOREIGN_FULL` → 1.0, 0 at `FOREIGN_ZERO`.
 FOREIGN_FULL, FOREIGN_ZERO = 0.004, 0.02
 
 
-def _colour_bins(image: np.ndarray) -> np.ndarray:
-    """Integer CIELAB bin per pixel (L, a, b each `COLOUR_BIN` wide) of an RGB uint8 array."""
-    import cv2
-
-    lab = cv2.cvtColor(np.ascontiguousarray(image).astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
-    q = np.floor(lab / COLOUR_BIN).astype(np.int64)
-    return (q[..., 0] * 64 + (q[..., 1] + 32)) * 64 + (q[..., 2] + 32)
-
-
-def _with_neighbours(bins: np.ndarray) -> np.ndarray:
-    """The bins and every bin one step away in L, a or b (so shading and anti-aliasing beside a colour count)."""
-    offsets = [(dl * 64 + da) * 64 + db for dl in (-1, 0, 1) for da in (-1, 0, 1) for db in (-1, 0, 1)]
-    return np.unique((bins[:, None] + np.asarray(offsets)[None, :]).ravel())
-
-
 def copied_colour_share(
-    after: np.ndarray, left: int, top: int, height: int, width: int, side: str, depth: int
+    after: np.ndarray,
+    left: int,
+    top: int,
+    height: int,
+    width: int,
+    side: str,
+    depth: int,
+    extended: tuple[str, ...] = (),
 ) -> float:
     """Share of the `side` margin's pixels whose colour is absent from the image's band beside the seam (±1 bin)
     but present elsewhere in the image (at least 20 pixels of it): content copied into the extension.
 
-    The top and bottom margins include the corners (the left and right ones stop at the original's rows).
+    The top and bottom margins include the corners (the left and right ones stop at the original's rows); a corner
+    continues the left or right side too when that side is also `extended`, so their bands' colours count there.
     """
     if depth < 1:
         return 0.0
@@ -235,10 +227,15 @@ def copied_colour_share(
         margin, band = after[top + height :], original[height - band_px :]
     if margin.size == 0:
         return 0.0
-    near = _with_neighbours(np.unique(_colour_bins(band)))
-    values, counts = np.unique(_colour_bins(original), return_counts=True)
+    bands = [band]
+    if side in ("top", "bottom"):
+        side_px = min(COLOUR_BAND_PX, width)
+        bands += [original[:, :side_px] for s in extended if s == "left"]
+        bands += [original[:, width - side_px :] for s in extended if s == "right"]
+    near = np.unique(np.concatenate([palette_near(b) for b in bands]))
+    values, counts = np.unique(colour_bins(original), return_counts=True)
     elsewhere = values[counts >= max(20, original.shape[0] * original.shape[1] // 5000)]
-    bins = _colour_bins(margin).ravel()
+    bins = colour_bins(margin).ravel()
     copied = ~np.isin(bins, near) & np.isin(bins, elsewhere)
     return float(copied.mean())
 

@@ -317,7 +317,7 @@ def check_outpainting(
     for side in m.sides():
         depth = getattr(m, side)
         parts.append(mirror_verdict(margin_stats(after.image, m.left, m.top, h, w, side, depth)))
-        share = copied_colour_share(after.image, m.left, m.top, h, w, side, depth)
+        share = copied_colour_share(after.image, m.left, m.top, h, w, side, depth, tuple(m.sides()))
         parts.append(foreign_colour_verdict(side, share))
     parts.append(_margin_text(ctx, before, after, m))
     return _verdict(parts)

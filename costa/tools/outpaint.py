@@ -13,7 +13,9 @@ of itself so the far border does not read as an obvious mirror image (millisecon
 the new border with patches copied from the image (patchmatch-cython), each side separately on a crop reaching as
 far into the image as the border is deep, at a reduced scale when a side has more than `max_hole_px` pixels (caps
 the seconds, as object removal does), then cross-fades the first pixels of the fill with the mirror so the seam is
-continuous (~1–3 s for a 400 px image grown by half).
+continuous (~1–3 s for a 400 px image grown by half). Before filling, content of the image in colours that no seam
+band has (the letters in the middle of a plain sign) is painted over in the copy PatchMatch samples from, so the
+new border continues the background instead of showing fragments of that content; the original is put back as it was.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from costa.errors import ToolError
+from costa.imagestats import colour_bins, palette_near
 from costa.tools.base import Tool
 from costa.tools.params import float_param, int_param
 from costa.types import EditState, Subtask, ToolOutput
@@ -177,6 +180,47 @@ def _distance_outside(new: np.ndarray) -> np.ndarray:
     return np.maximum(dy, dx).astype(np.float32)
 
 
+#: Depth (pixels) of the image's band beside each seam whose colours a new border may continue (as the check reads it).
+SOURCE_BAND_PX = 24
+#: Largest share of the image in colours no seam band has that is painted over before sampling: beyond it the colours
+#: are the scene itself (a photo whose palette changes across it), not content on a background.
+SOURCE_CLEAN_MAX_SHARE = 0.15
+
+
+def _source_without_foreign(canvas: np.ndarray, image: np.ndarray, margins: Margins) -> np.ndarray:
+    """`canvas` with the original's pixels in colours none of the extended sides' seam bands have (±1 CIELAB bin),
+    dilated by 2 px for anti-aliasing, painted over from their surroundings (Telea): the copy PatchMatch samples.
+
+    Unchanged when there are none or when they exceed `SOURCE_CLEAN_MAX_SHARE` of the image.
+    """
+    import cv2
+
+    h, w = image.shape[:2]
+    bands = []
+    for side in margins.sides():
+        depth = min(SOURCE_BAND_PX, w if side in ("left", "right") else h)
+        bands.append(
+            {
+                "left": image[:, :depth],
+                "right": image[:, w - depth :],
+                "top": image[:depth],
+                "bottom": image[h - depth :],
+            }[side]
+        )
+    if not bands:
+        return canvas
+    palette = np.unique(np.concatenate([palette_near(b) for b in bands]))
+    foreign = ~np.isin(colour_bins(image), palette)
+    share = float(foreign.mean())
+    if share == 0.0 or share > SOURCE_CLEAN_MAX_SHARE:
+        return canvas
+    mask = cv2.dilate(foreign.astype(np.uint8), np.ones((5, 5), np.uint8))
+    cleaned = cv2.inpaint(np.ascontiguousarray(image), mask, 3, cv2.INPAINT_TELEA)
+    out = canvas.copy()
+    out[margins.top : margins.top + h, margins.left : margins.left + w] = cleaned
+    return out
+
+
 def _place_original(out: np.ndarray, image: np.ndarray, margins: Margins) -> np.ndarray:
     out[margins.top : margins.top + image.shape[0], margins.left : margins.left + image.shape[1]] = image
     return out
@@ -232,7 +276,7 @@ class PatchMatchOutpainter(Tool):
         seam_px = float_param(params, "seam_px")
         margins, new_h, new_w, new = _plan(self, state, subtask)
         mirrored = _mirror(state.image, margins)
-        canvas = mirrored.copy()
+        canvas = _source_without_foreign(mirrored, state.image, margins)
         known = ~new
         scales = []
         # One side at a time, vertical sides (full height) after horizontal ones so corners draw on filled pixels.

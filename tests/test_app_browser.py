@@ -135,8 +135,9 @@ def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server:
     page.fill("#instruction textarea", "make the ball blue")
     page.press("#instruction textarea", "Enter")
     page.wait_for_selector("#chat >> text=Click on it in the image", timeout=90_000)
-    page.wait_for_timeout(500)
-    assert page.input_value("#instruction textarea") == "make the ball blue"  # kept: point, then send again
+    page.wait_for_function(  # kept: point, then send again (the chat streams before the turn's last update)
+        "t => document.querySelector('#instruction textarea').value === t", arg="make the ball blue", timeout=30_000
+    )
 
     t0 = time.time()
     page.click("#export")

@@ -14,6 +14,10 @@ Probes (each prints held / FAILED and what it saw):
    stored files are owner-only, the page config carries no secret.
 6. **kills**: `kills` times, kill -9 the app at a random moment of a turn, restart, and audit the store.
 7. **auth**: with COSTA_AUTH on, an owner-less session is nobody's and one user cannot fetch another's export.
+8. **stop**: `/stop` while a tool call runs on a large sign ends the turn as stopped within `STOP_BOUND_S`, history
+   unchanged; the detail compares it with how long the same call takes when it is not stopped.
+
+`--only NAME,NAME` runs some probes (by the names printed, e.g. `--only stop`).
 
 The closing audit counts versions lost (row without its file or with another SHA-256), orphan files, turns left
 `running`, cross-session leaks and temporary bytes left. `--app-dir` runs the probes against another checkout (e.g.
@@ -44,8 +48,10 @@ from PIL import Image
 
 from bench.app import REPO_ROOT, free_port, run_load, sign_image
 
-HELP = "fault probes on a live app: rejected requests, hostile files, concurrent edits, clients, kill -9, auth"
+HELP = "fault probes on a live app: rejected requests, hostile files, concurrent edits, clients, kill -9, auth, stop"
 REPLACE = "replace the text 'SALE' with 'OPEN'"
+#: Most seconds from `/stop` to a stopped turn's result for the stop probe to hold.
+STOP_BOUND_S = 0.5
 
 
 @dataclass
@@ -388,11 +394,51 @@ def probe_auth(app: LiveApp, folder: Path, ownerless: str) -> Probe:
     return Probe("auth isolation", not bad, "; ".join(bad) or "owner-less session refused; exports owner-only")
 
 
+def probe_stop(app: LiveApp, folder: Path) -> Probe:
+    """Stop while a tool call runs (see the module docstring); first a full turn measures the calls' seconds."""
+    from gradio_client import handle_file
+
+    big = folder / "stop_big.png"
+    Image.open(sign_image(folder / "stop_small.png", (238, 236, 228))).resize((2400, 1000)).save(big)
+    c = app.client()
+    _, full = c.predict(c.predict(api_name="/new_session"), handle_file(str(big)), REPLACE, 1.0, 0.8, "", "",
+                        api_name="/edit")  # fmt: skip
+    took = {k["tool"]: k["seconds"] for k in full["calls"] if k["seconds"] is not None}
+    sid = c.predict(api_name="/new_session")
+    job = c.submit(sid, handle_file(str(big)), REPLACE, 1.0, 0.8, "", "", api_name="/edit")
+    running, deadline = None, time.time() + 120
+    while running is None and time.time() < deadline and not job.done():
+        outs = job.outputs()
+        running = next((k["tool"] for k in (outs[-1][1]["calls"] if outs else []) if k["passed"] is None), None)
+        time.sleep(0.01)
+    if running is None:
+        return Probe("stop", False, "no tool call was seen running")
+    before = _hist(c, sid)
+    t0 = time.perf_counter()
+    c.predict(sid, api_name="/stop")
+    _, report = job.result(timeout=300)
+    seconds = time.perf_counter() - t0
+    same = _hist(c, sid) == before
+    held = report["status"] == "stopped" and seconds < STOP_BOUND_S and same
+    detail = (
+        f"/stop during {running} (a {took.get(running, float('nan')):.2f} s call unstopped): turn "
+        f"{report['status']} in {seconds:.2f} s (bound {STOP_BOUND_S:g} s); "
+        f"history {'unchanged' if same else 'CHANGED'}"
+    )
+    return Probe("stop", held, detail)
+
+
 def run_faults(
-    app_dir: Path = REPO_ROOT, kills: int = 2, clients: int = 4, edits: int = 2, concurrent: int = 4, seed: int = 0
+    app_dir: Path = REPO_ROOT,
+    kills: int = 2,
+    clients: int = 4,
+    edits: int = 2,
+    concurrent: int = 4,
+    seed: int = 0,
+    only: frozenset[str] | None = None,
 ) -> tuple[str, bool]:
-    """Run every probe against one app home (restarted by the kill and auth probes); return the report and whether
-    everything held."""
+    """Run every probe (or those named in `only`) against one app home (restarted by the kill and auth probes);
+    return the report and whether everything held."""
     probes: list[Probe] = []
     leaks, peak, idle_s = 0, 0, 3.0
     with tempfile.TemporaryDirectory(prefix="costa-faults-") as tmp:
@@ -400,6 +446,8 @@ def run_faults(
         app = LiveApp(folder / "home", app_dir, {"COSTA_TMP_IDLE_SECONDS": f"{idle_s:g}"})
 
         def timed(name: str, fn: Callable[[], Any]) -> Any:
+            if only is not None and name not in only:
+                return None
             t0 = time.perf_counter()
             try:
                 out = fn()
@@ -416,6 +464,7 @@ def run_faults(
             timed("rejected", lambda: probe_rejected(app, folder))
             timed("hostile files", lambda: probe_hostile(app, folder))
             timed("concurrent edits", lambda: probe_concurrent(app, folder, concurrent))
+            timed("stop", lambda: probe_stop(app, folder))
             out = timed("many clients", lambda: probe_clients(app, folder, clients, edits))
             leaks = out[1] if isinstance(out, tuple) else 0
             out = timed("lifecycle", lambda: probe_lifecycle(app, folder, idle_s))
@@ -448,9 +497,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrent", type=int, default=4, help="simultaneous edits on one session")
     p.add_argument("--seed", type=int, default=0, help="seed for the kill moments")
     p.add_argument("--app-dir", type=Path, default=REPO_ROOT, help="checkout whose app.py to probe (default: this)")
+    p.add_argument("--only", default="", help="comma-separated probe names to run (default: all)")
 
 
 def run(args: argparse.Namespace) -> int:
-    report, ok = run_faults(args.app_dir, args.kills, args.clients, args.edits, args.concurrent, args.seed)
+    only = frozenset(n.strip() for n in args.only.split(",") if n.strip()) or None
+    report, ok = run_faults(args.app_dir, args.kills, args.clients, args.edits, args.concurrent, args.seed, only)
     print(report)
     return 0 if ok else 1

@@ -28,7 +28,7 @@ from costa.events import (
     TurnDone,
 )
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, step_key
-from costa.models.control import TurnControl, using_control
+from costa.models.control import ToolStoppedError, TurnControl, run_stoppable
 from costa.planner.validate import plan_param_problems
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
 from costa.services import Services
@@ -138,22 +138,26 @@ class _Executor:
                 0.0, 0.0, error=f"{node.tool}: not retried, the refusal does not depend on parameters: {refusal}"
             )
         tool = self.services.tool(node.tool)
-        try:
-            tool.ensure_loaded()  # loading a model once per process is not the tool's per-call cost
+        try:  # loading a model once per process is not the tool's per-call cost; Stop does not wait for it either
+            run_stoppable(tool.ensure_loaded, self.control, node.subtask_id, node.tool, attempt)
         except ToolError as e:
             return Outcome(0.0, 0.0, error=f"{node.tool}: {e}")
         if self.control is not None and self.control.stopped():
             return Outcome(0.0, 0.0, error=f"{node.tool}: not run, the turn was stopped")
         t0 = time.perf_counter()
-        try:
-            with using_control(self.control, node.subtask_id, node.tool, attempt):
-                output = self.services.runner.run(tool, before, subtask, params)
+        try:  # in a worker thread when the turn can be stopped: Stop ends the wait at once (costa.models.control)
+            call = lambda: self.services.runner.run(tool, before, subtask, params)  # noqa: E731
+            output = run_stoppable(call, self.control, node.subtask_id, node.tool, attempt)
+        except ToolStoppedError as e:  # the user's Stop, not the tool's failure
+            return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
         except ToolError as e:
             self._record(node.tool, e)
             if isinstance(e, GroundingError) and e.deterministic:
                 self.refused[(node.tool, subtask.id)] = e.reason
             return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
         seconds = time.perf_counter() - t0
+        if self.control is not None and self.control.stopped():  # pressed as it returned: not checked, not used
+            return Outcome(seconds, 0.0, error=f"{node.tool}: result dropped, the turn was stopped")
         after = before.with_output(output)
         record, candidate = output_verification(output, after)
         if record is not None and not record.ok and not self.accept_unverified:
@@ -322,7 +326,7 @@ def run_turn(
     if mode == "fast-slow":
         from costa.subroutines.executor import run_fast_slow
 
-        yield from run_fast_slow(services, image, plan, alpha, threshold, region, runtime)
+        yield from run_fast_slow(services, image, plan, alpha, threshold, region, runtime, control=control)
         return
     lazy = lazy if mode is None else mode != "eager"
     t_start = time.perf_counter()

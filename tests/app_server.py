@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +33,10 @@ def _free_port() -> int:
 
 
 @contextmanager
-def running_app(home: Path, timeout_s: float = 120) -> Iterator[AppServer]:
+def running_app(
+    home: Path, timeout_s: float = 120, argv: Sequence[str] = ("app.py",), extra_env: Mapping[str, str] | None = None
+) -> Iterator[AppServer]:
+    """`python <argv>` (default app.py) from the repository root, with `extra_env` added to its environment."""
     port = _free_port()
     env = {
         **os.environ,
@@ -43,12 +46,13 @@ def running_app(home: Path, timeout_s: float = 120) -> Iterator[AppServer]:
         "GRADIO_ANALYTICS_ENABLED": "False",
         "OPENAI_API_KEY": SECRET_KEY,  # a key without an endpoint or model: the offline planner still plans
     }
+    env.update(extra_env or {})
     env.pop("OPENAI_BASE_URL", None)
     env.pop("COSTA_LLM_MODEL", None)
     log = home / "app.log"
     home.mkdir(parents=True, exist_ok=True)
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.time() + timeout_s
     try:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.app_server import AppServer
+from ui.diagrams import DRAWN
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +50,7 @@ def test_text_replacement_in_the_browser(app_server: AppServer, browser) -> None
     page.set_input_files("#current-image input[type=file]", str(ROOT / "assets" / "sale_sign.png"))
     page.fill("#instruction textarea", "replace the text 'SALE' with 'OPEN'")
     page.wait_for_selector("#prediction >> text=Prediction at α = 1", timeout=30_000)
-    page.wait_for_selector("#toolgraph svg", timeout=30_000)  # the predicted path, before running
+    page.wait_for_selector(f"#toolgraph {DRAWN}", timeout=30_000)  # the predicted path, before running
     page.press("#instruction textarea", "Enter")
 
     page.wait_for_selector("#chat >> text=Done", timeout=90_000)
@@ -58,23 +59,23 @@ def test_text_replacement_in_the_browser(app_server: AppServer, browser) -> None
     assert page.locator("#undo").is_enabled()
     chat = page.inner_text("#chat")
     assert "Text Replacement" in chat and "rapidocr_detect" in chat
-    page.wait_for_selector("#tree svg", timeout=30_000)
+    page.wait_for_selector(f"#tree {DRAWN}", timeout=30_000)
     tree = page.inner_html("#tree")
     assert "Text Replacement" in tree and "done" in tree  # the subtask node carries the done class
-    page.wait_for_selector("#toolgraph svg .chosen", timeout=30_000)
-    assert page.locator("#toolgraph svg .chosen").count() >= 2  # detector + writer on the chosen A* path
+    page.wait_for_selector(f"#toolgraph {DRAWN} .chosen", timeout=30_000)
+    assert page.locator(f"#toolgraph {DRAWN} .chosen").count() >= 2  # detector + writer on the chosen A* path
     assert "rapidocr_detect" in page.inner_text("#ledger")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "app-text-replacement.png"), full_page=True)
 
     page.reload()  # the session id lives in the browser: history and chat come back
     page.wait_for_selector("#chat >> text=replace the text 'SALE' with 'OPEN'", timeout=60_000)
-    page.wait_for_selector("#toolgraph svg .chosen", timeout=30_000)
+    page.wait_for_selector(f"#toolgraph {DRAWN} .chosen", timeout=30_000)
     page.get_by_role("tab", name="History", exact=True).click()
     page.wait_for_selector("#gallery .thumbnail-item", timeout=30_000)
     assert page.locator("#gallery .thumbnail-item").count() == 2
     page.screenshot(path=str(ARTIFACTS / "app-history.png"), full_page=True)
-    assert not [e for e in errors if "getAttribute" not in e], errors
+    assert not errors, errors
     page.close()
 
 
@@ -110,15 +111,14 @@ def test_a_brush_mask_in_the_browser(app_server: AppServer, browser) -> None:
     page.locator("#brush-panel").screenshot(path=str(ARTIFACTS / "app-brush.png"))
     page.click("#clear-brush")
     page.wait_for_selector("#points >> text=No target marked", timeout=30_000)
-    assert not [e for e in errors if "getAttribute" not in e], errors
+    assert not errors, errors
     page.close()
 
 
 def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server: AppServer, browser) -> None:
     """As a new user: a mistake is a toast; asked to point, the instruction stays; a download is quick and shows
     its links; a new photo starts a new session (numbers from v1, old links gone); the version tree drawn while its
-    tab was hidden shows when the tab is opened; the API tab names this app's address; no console errors but
-    Mermaid's known getAttribute one."""
+    tab was hidden shows when the tab is opened; the API tab names this app's address; no console errors."""
     import time
 
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -135,8 +135,9 @@ def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server:
     page.fill("#instruction textarea", "make the ball blue")
     page.press("#instruction textarea", "Enter")
     page.wait_for_selector("#chat >> text=Click on it in the image", timeout=90_000)
-    page.wait_for_timeout(500)
-    assert page.input_value("#instruction textarea") == "make the ball blue"  # kept: point, then send again
+    page.wait_for_function(  # kept: point, then send again (the chat streams before the turn's last update)
+        "t => document.querySelector('#instruction textarea').value === t", arg="make the ball blue", timeout=30_000
+    )
 
     t0 = time.time()
     page.click("#export")
@@ -152,11 +153,15 @@ def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server:
     page.wait_for_function("() => !document.querySelector('#downloads a')", timeout=30_000)  # old links gone
     page.fill("#instruction textarea", "replace the text 'SALE' with 'OPEN'")
     page.press("#instruction textarea", "Enter")
+    page.wait_for_selector("#chat >> text=rapidocr_detect", timeout=90_000)
+    page.get_by_role("tab", name="History", exact=True).click()  # tabs switched while the diagrams stream
+    page.wait_for_timeout(400)
+    page.get_by_role("tab", name="Edit", exact=True).click()
     page.wait_for_selector("#chat >> text=New version v2", timeout=90_000)  # numbered within this session
     page.get_by_role("tab", name="History", exact=True).click()
-    page.wait_for_selector("#versions svg", timeout=30_000)  # drawn now, although the turn ran while it was hidden
+    page.wait_for_selector(f"#versions {DRAWN}", timeout=30_000)  # drawn now, although the turn ran while it was hidden
     page.wait_for_function(
-        "() => (document.querySelector('#versions svg')?.textContent || '').includes('v2')", timeout=30_000
+        f"() => (document.querySelector('#versions {DRAWN}')?.textContent || '').includes('v2')", timeout=30_000
     )
     tree = page.text_content("#versions") or ""
     assert "v1" in tree and "v2" in tree and "turn 1:" in tree
@@ -168,7 +173,8 @@ def test_mistakes_pointing_new_photos_downloads_and_the_version_tree(app_server:
     page.get_by_role("tab", name="API", exact=True).click()
     port = app_server.url.rstrip("/").rsplit(":", 1)[1]
     page.wait_for_selector(f"text=127.0.0.1:{port}", timeout=30_000)
-    # NOT FIXED YET: Mermaid still logs "Cannot read properties of null (reading 'getAttribute')" (2–8 times in this
-    # session, varying run to run), so the console is not asserted clean; every other error is
-    assert not [e for e in console if "getAttribute" not in e], [e[:200] for e in console]
+    drawn = page.evaluate("window.__costaMermaid")
+    print(f"mermaid: {drawn['drawn']} drawn, {drawn['dropped']} superseded and dropped; console errors {len(console)}")
+    assert drawn["drawn"] > 0  # the page's safe Mermaid drawing is in use
+    assert not console, [e[:200] for e in console]  # Mermaid's getAttribute error included (ui/diagrams.py)
     page.close()

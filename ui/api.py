@@ -241,7 +241,7 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
 
     @short_errors
     def stop(session_id: str, request: gr.Request) -> dict[str, Any]:
-        """Ask the session's running turn to stop after its current tool call."""
+        """Stop the session's running turn now (a tool call in flight is not waited for; its result is dropped)."""
         return {"stopping": core.stop(session_id, owner_of(request))}
 
     gpu = {"concurrency_id": "gpu_tools", "concurrency_limit": settings.concurrency}
@@ -303,5 +303,5 @@ on a transparent layer, = region); `/edit` streams its report (plan, tool calls,
 | `/score` | session_id, turn_id, subtask_id, score (0, 0.1 … 0.9, 1), comment, evaluator | accuracies |
 | `/export` | session_id | current image (PNG), reproducibility bundle (zip) |
 | `/scores_csv` | session_id | evaluator scores (CSV) |
-| `/stop` | session_id | whether a running turn was asked to stop |
+| `/stop` | session_id | whether a running turn was stopped (it ends at once, image unchanged) |
 """

@@ -19,6 +19,7 @@ from costa.services import Services
 from costa.session import SessionCore
 from costa.session.seal import Sealer
 from ui.api import add_api, build_api_tab
+from ui.diagrams import page_js
 from ui.edit import build_edit, wire_edit
 from ui.evaluator import build_evaluator
 from ui.history import build_history, wire_history
@@ -53,6 +54,7 @@ def launch_kwargs(services: Services, core: SessionCore | None = None) -> dict[s
         "max_file_size": int(s.max_upload_mb * 1024 * 1024),
         "allowed_paths": [str(ASSETS)] + ([str(core.runtimes.root)] if core is not None else []),
         "css": CSS,
+        "js": page_js(),  # Mermaid diagrams drawn without console errors (ui/diagrams.py)
         "show_error": False,
         "ssr_mode": False,
     }

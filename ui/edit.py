@@ -341,8 +341,8 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
                 yield {tab.reflection: panel_update(seen, bool(r))}
             if not first and not is_tool_event(ev):
                 continue
-            if ev is None and view.status not in ("planning", "searching"):
-                continue  # the turn's end is shown once, together with the new version (below)
+            if ev is None and view.status not in ("planning", "searching", "stopped"):
+                continue  # the turn's end is shown once, together with the new version (below); Stop at once
             upd = {
                 tab.chat: [*state.past[-MAX_PAST_MESSAGES:], *R.chat_messages(view)],
                 **diagrams(state, view),
@@ -368,7 +368,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
     @short_errors
     def on_stop(state: UiState) -> None:
         stopping = state is not None and core.stop(state.session_id, state.owner)
-        gr.Info("Stopping after the current tool call…" if stopping else "Nothing is running.")
+        gr.Info("Stopping…" if stopping else "Nothing is running.")
 
     @short_errors
     def on_export(state: UiState) -> dict[Any, Any]:

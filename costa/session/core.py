@@ -469,7 +469,11 @@ class SessionCore(HistoryMixin, PreviewMixin):
         return self.store.add_version(session_id, final, "turn", label, parent, view.turn_id).id
 
     def stop(self, session_id: str, owner: str | None) -> bool:
-        """Ask the session's running turn to stop after the current tool call; False when none is running."""
+        """Stop the session's running turn now; False when none is running.
+
+        The turn ends as "stopped" within a fraction of a second even while a tool call runs (the call finishes in
+        the background and its result is dropped, `costa.models.control.run_stoppable`); the image and history stay
+        as they were before the turn."""
         self.store.session(session_id, owner)
         rt = self.runtime(session_id)
         if not rt.running:

@@ -330,8 +330,11 @@ def run_fast_slow(
     region: UserRegion | None = None,
     runtime: FastSlowRuntime | None = None,
     task: str = "",
+    control: Any = None,
 ) -> Iterator[Event]:
     """Execute `plan` subtask by subtask, fast first; the last event is always `TurnDone`.
+
+    `control` (a `costa.models.control.TurnControl`) is the turn's Stop flag, seen by every tool call.
 
     Unlike the whole-plan search, a subtask that no path serves is reported and the later subtasks still run on the
     image as it is (the turn is then partial, `ok=False`).
@@ -350,7 +353,7 @@ def run_fast_slow(
         yield TurnDone(time.perf_counter() - t0, 0.0, 0, 0.0, None, ok=False)
         return
     executor = runtime.executor_class(
-        services, plan, region, CheckContext(reader=runtime.check_reader or services.reader)
+        services, plan, region, CheckContext(reader=runtime.check_reader or services.reader), control
     )
     state = TurnState(edit)
     spent, runs, quality = 0.0, 0, 1.0

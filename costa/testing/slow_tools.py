@@ -1,0 +1,88 @@
+"""FAKE for tests: a deliberately slow text writer, to show that Stop does not wait for the tool call in flight.
+
+`SlowTextReplacer` is the real `PillowTextReplacer` that first sleeps `COSTA_FAKE_TOOL_SECONDS` (default 5 s), the
+stand-in for a tool that takes seconds to minutes; its one-off `load` sleeps `COSTA_FAKE_LOAD_SECONDS` (default 0),
+the stand-in for loading a model. `slow_tables(dest)` writes a copy of tool_tables/ whose
+`text_replace_pillow` row names this class, for `Services(tables=load_tables(dest))`; `python -m
+costa.testing.slow_tools DIR` starts `app.py` on such a copy (the only difference from the real app). Never used
+outside tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from costa.tools.text_edit import PillowTextReplacer
+from costa.types import EditState, Subtask, ToolOutput
+
+#: The tool row whose class is replaced, and the class that replaces it.
+SLOW_TOOL = "text_replace_pillow"
+SLOW_CLASS = "costa.testing.slow_tools:SlowTextReplacer"
+#: Calls of the fake: counters of runs and loads started and finished (finished after Stop: done in the background).
+CALLS = {"started": 0, "finished": 0, "loading": 0, "loaded": 0}
+_LOCK = threading.Lock()
+
+
+def fake_seconds(what: str = "TOOL", default: float = 5.0) -> float:
+    """How long the fake sleeps before writing (COSTA_FAKE_TOOL_SECONDS, default 5) or in its load
+    (COSTA_FAKE_LOAD_SECONDS, default 0), in seconds."""
+    return float(os.environ.get(f"COSTA_FAKE_{what}_SECONDS", str(default)))
+
+
+class SlowTextReplacer(PillowTextReplacer):
+    """FAKE: `PillowTextReplacer` after `fake_seconds()` of sleep (labelled as a fake; see the module docstring)."""
+
+    def load(self) -> None:
+        with _LOCK:
+            CALLS["loading"] += 1
+        time.sleep(fake_seconds("LOAD", 0.0))
+        super().load()
+        with _LOCK:
+            CALLS["loaded"] += 1
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        with _LOCK:
+            CALLS["started"] += 1
+        time.sleep(fake_seconds())
+        out = super().run(state, subtask, params)
+        with _LOCK:
+            CALLS["finished"] += 1
+        return out
+
+
+def slow_tables(dest: Path) -> Path:
+    """A copy of tool_tables/ in `dest` with `SLOW_TOOL` implemented by `SlowTextReplacer`; returns `dest`."""
+    from costa.tables import TABLES_DIR
+
+    shutil.copytree(TABLES_DIR, dest, dirs_exist_ok=True)
+    tools = dest / "tools.yaml"
+    lines = tools.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.strip() == f"- id: {SLOW_TOOL}")
+    at = next(i for i in range(start, len(lines)) if lines[i].strip().startswith("class:"))
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines[at] = f'{indent}class: "{SLOW_CLASS}"\n'
+    tools.write_text("".join(lines), encoding="utf-8")
+    return dest
+
+
+def main(argv: list[str]) -> None:
+    """Start app.py (from the repository root) with its tables read from a `slow_tables` copy in argv[0]."""
+    import runpy
+
+    import costa.tables
+
+    root = Path(__file__).resolve().parents[2]
+    costa.tables.TABLES_DIR = slow_tables(Path(argv[0]))
+    sys.path.insert(0, str(root))
+    runpy.run_path(str(root / "app.py"), run_name="__main__")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

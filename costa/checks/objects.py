@@ -102,16 +102,17 @@ def check_recoloration(
     return Verdict(min(q_colour, q_shade, q_cover, grounded.quality, elsewhere.quality), tuple(reasons))
 
 
-def _grounding(subtask: Subtask, image: np.ndarray, region: np.ndarray, what: str = "the grounded region") -> Verdict:
+def _grounding(
+    subtask: Subtask, image: np.ndarray, region: np.ndarray, what: str = "the grounded region", box_ok: bool = False
+) -> Verdict:
     """Before the edit: does `region` match the target phrase (`target_consistency`), cover its whole object
-    (`partial_object`) and hold little of its surroundings (`background_inside`)? Quality is the worst of the three."""
-    return _combine(
-        [
-            target_consistency(image, region, subtask.target),
-            partial_object(image, region, what),
-            background_inside(image, region, what),
-        ]
-    )
+    (`partial_object`) and, unless `box_ok`, hold little of its surroundings (`background_inside`)? Quality is the
+    worst of them. Removal passes `box_ok`: filling a box's background corners from their surroundings changes
+    nothing a person sees, while recolouring them does."""
+    verdicts = [target_consistency(image, region, subtask.target), partial_object(image, region, what)]
+    if not box_ok:
+        verdicts.append(background_inside(image, region, what))
+    return _combine(verdicts)
 
 
 def _colour_before(image: np.ndarray, mask: np.ndarray, rgb: tuple[int, int, int]) -> float:
@@ -160,7 +161,7 @@ def check_removal(
     tiny = pointing(obj, "the grounded object")
     if tiny is not None:
         return tiny
-    grounded = _grounding(subtask, before.image, obj)
+    grounded = _grounding(subtask, before.image, obj, box_ok=True)
     elsewhere = changed_elsewhere(before.image, after.image, obj)
     hole = obj
     if output.edited_region is not None and output.edited_region.shape == obj.shape:

@@ -185,12 +185,14 @@ def ssim(a: np.ndarray, b: np.ndarray) -> float:
     return float(structural_similarity(a, b, win_size=win, channel_axis=2, data_range=255))
 
 
-def seam_jump(image: np.ndarray, axis: int, index: int, depth_px: int = 6) -> tuple[float, float]:
-    """How abrupt a seam is: the mean absolute luma step across the seam, and the mean step between neighbouring
-    lines within `depth_px` on either side of it.
+def seam_jump(image: np.ndarray, axis: int, index: int, depth_px: int = 6, robust: bool = False) -> tuple[float, float]:
+    """How abrupt a seam is: the absolute luma step across the seam, and the step between neighbouring lines within
+    `depth_px` on either side of it, each averaged over the positions along the seam.
 
     The seam lies between line `index − 1` and line `index` along `axis` (0: between rows, 1: between columns). A
-    seamless join has a step across it like the steps beside it.
+    seamless join has a step across it like the steps beside it. `robust` takes the median over positions instead of
+    the mean: an edge of the scene that happens to lie on part of the seam is a minority of its length, while a seam
+    a tool made runs along all of it.
     """
     y = luma(image)
     if axis == 1:
@@ -198,10 +200,11 @@ def seam_jump(image: np.ndarray, axis: int, index: int, depth_px: int = 6) -> tu
     n = y.shape[0]
     if not 0 < index < n:
         raise ValueError(f"seam index {index} must be inside (0, {n})")
-    across = float(np.abs(y[index] - y[index - 1]).mean())
+    reduce = np.median if robust else np.mean
+    across = float(reduce(np.abs(y[index] - y[index - 1])))
     lo, hi = max(1, index - depth_px), min(n - 1, index + depth_px)
-    steps = [float(np.abs(y[i] - y[i - 1]).mean()) for i in range(lo, hi + 1) if i != index]
-    beside = float(np.mean(steps)) if steps else across
+    steps = [np.abs(y[i] - y[i - 1]) for i in range(lo, hi + 1) if i != index]
+    beside = float(reduce(np.mean(steps, axis=0))) if steps else across
     return across, beside
 
 

@@ -30,6 +30,7 @@ from costa.imagestats import (
     noise_in_flat,
     overshoot_share,
     psnr,
+    seam_jump,
     ssim,
 )
 from costa.types import EditState, Subtask, ToolOutput, Verdict
@@ -213,23 +214,6 @@ def side_out(side: str) -> str:
     return {"left": "right", "right": "left", "top": "bottom", "bottom": "top"}[side]
 
 
-def _seam_step(image: np.ndarray, axis: int, index: int, depth_px: int = 6) -> tuple[float, float]:
-    """Median (over positions along the seam) of the absolute luma step across it, and of the mean step between
-    neighbouring lines within `depth_px` beside it. Medians: an edge of the scene that happens to lie on part of the
-    seam is a minority of its length; a seam the tool made runs along all of it."""
-    y = luma(image)
-    if axis == 1:
-        y = y.T
-    n = y.shape[0]
-    if not 0 < index < n:
-        raise ValueError(f"seam index {index} must be inside (0, {n})")
-    across = float(np.median(np.abs(y[index] - y[index - 1])))
-    lo, hi = max(1, index - depth_px), min(n - 1, index + depth_px)
-    steps = [np.abs(y[i] - y[i - 1]) for i in range(lo, hi + 1) if i != index]
-    beside = float(np.median(np.mean(steps, axis=0))) if steps else across
-    return across, beside
-
-
 def check_outpainting(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
@@ -273,7 +257,7 @@ def check_outpainting(
         if side in ("left", "right"):
             rows = slice(m.top, m.top + h)
             index = m.left if side == "left" else m.left + w
-            across, beside = _seam_step(after.image[rows], axis=1, index=index)
+            across, beside = seam_jump(after.image[rows], axis=1, index=index, robust=True)
             new_lab = _band(lab[rows, : m.left] if side == "left" else lab[rows, m.left + w :], side_out(side), strip)
             band_depth = min(depth, w)
             orig_lab = _band(lab[rows, m.left : m.left + w], side, min(strip, band_depth))
@@ -282,7 +266,7 @@ def check_outpainting(
         else:
             cols = slice(m.left, m.left + w)
             index = m.top if side == "top" else m.top + h
-            across, beside = _seam_step(after.image[:, cols], axis=0, index=index)
+            across, beside = seam_jump(after.image[:, cols], axis=0, index=index, robust=True)
             new_lab = _band(lab[: m.top, cols] if side == "top" else lab[m.top + h :, cols], side_out(side), strip)
             band_depth = min(depth, h)
             orig_lab = _band(lab[m.top : m.top + h, cols], side, min(strip, band_depth))

@@ -174,8 +174,11 @@ def build_blip(models_dir: Path, size: Size = "tiny", repo: str = "Salesforce/bl
 
     out = models_dir / repo
     out.mkdir(parents=True, exist_ok=True)
-    vocab = _bert_vocab(out / "vocab.txt")
-    tokenizer = BertTokenizerFast(vocab_file=str(vocab), bos_token="[DEC]", additional_special_tokens=["[DEC]"])
+    # transformers 5's BertTokenizerFast takes the vocabulary itself (`vocab`); a `vocab_file` keyword is ignored.
+    words = _bert_vocab(out / "vocab.txt").read_text(encoding="utf-8").split()
+    tokenizer = BertTokenizerFast(
+        vocab={w: i for i, w in enumerate(words)}, bos_token="[DEC]", additional_special_tokens=["[DEC]"]
+    )
     ids = {
         "bos_token_id": tokenizer.convert_tokens_to_ids("[DEC]"),
         "pad_token_id": tokenizer.pad_token_id,

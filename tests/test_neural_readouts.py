@@ -36,9 +36,11 @@ REPOS = {
 
 @pytest.fixture(scope="module")
 def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from costa.testing import neural_models
     from costa.testing import neural_readouts as fake
 
     d = tmp_path_factory.mktemp("models")
+    neural_models.build_grounding_dino(d)  # where the closed-set detector's refusals are routed
     fake.build_rtdetr(d)
     fake.build_dpt_hybrid(d)
     fake.build_depth_anything(d)
@@ -155,15 +157,19 @@ def test_label_matching_uses_plurals_two_word_labels_synonyms_and_people_words()
     assert {t: match_label(t, COCO_ID2LABEL) for t in cases} == cases
 
 
-def test_search_routes_from_a_refusal_to_another_grounder(services) -> None:
-    """A turn detecting a non-COCO noun: the closed-set detector refuses once (no retry), the search moves on."""
+def test_search_routes_from_a_refusal_to_grounding_dino(services) -> None:
+    """A non-COCO noun: the closed-set detector refuses once (no retry with a lower threshold), Grounding DINO runs."""
     from costa.agent import run_turn
-    from costa.events import ToolFailed
+    from costa.events import ToolFailed, ToolFinished
 
     plan = Plan(subtasks=(Subtask(id="s1", kind="object_detection", target="the yogurt"),))
-    evs = list(run_turn(services, _scene(), plan, alpha=0.0, threshold=0.0))
-    refused = [e for e in evs if isinstance(e, ToolFailed) and e.tool == "rtdetr_detect"]
-    assert len(refused) == 1 and "not one of them" in refused[0].reason
+    # alpha 2: cost only, so the cheaper closed-set detector (table: 0.05 s vs 0.119 s) is tried first
+    evs = list(run_turn(services, _scene(), plan, alpha=2.0, threshold=0.0))
+    (refused,) = [e for e in evs if isinstance(e, ToolFailed) and e.tool == "rtdetr_detect"]
+    assert "not retried, the refusal does not depend on parameters" in refused.reason
+    assert "'yogurt' is not one of them" in refused.reason
+    finished = [(e.tool, e.passed) for e in evs if isinstance(e, ToolFinished)]
+    assert finished[0] == ("rtdetr_detect", False) and finished[-1] == ("grounding_dino", True)
 
 
 @pytest.mark.parametrize("tool_id", ["midas", "depth_anything"])

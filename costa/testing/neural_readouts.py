@@ -33,8 +33,8 @@ def build_rtdetr(
     """RT-DETR (ResNet backbone, no timm) with COCO's 80 labels; `full` is RT-DETR-R50vd (≈ 43 M parameters).
 
     favour: a COCO class the tiny model's class heads are biased towards (random weights score every class about
-        equally low; the bias makes the fake detector report that class with confidence ≈ 0.9, so a test can run the
-        whole pipeline with the default threshold).
+        equally low; the bias makes the fake detector report that class with confidence ≈ 0.9, so a test or the
+        benchmark runs the whole pipeline with the default threshold; compute time does not change).
     """
     import torch
     from transformers import RTDetrConfig, RTDetrForObjectDetection, RTDetrImageProcessor, RTDetrResNetConfig
@@ -58,7 +58,7 @@ def build_rtdetr(
         config = RTDetrConfig(**labels)  # the defaults are RT-DETR-R50vd's (300 queries, 640² input)
         processor = RTDetrImageProcessor()
     model = RTDetrForObjectDetection(config).eval()
-    if size == "tiny" and favour is not None:
+    if favour is not None:
         k = COCO_CLASSES.index(favour.replace(" ", "_"))
         with torch.no_grad():
             for head in [model.model.enc_score_head, *model.model.decoder.class_embed]:
@@ -121,7 +121,8 @@ def build_dpt_hybrid(models_dir: Path, size: Size = "tiny", repo: str = "Intel/d
         )  # fmt: skip
         side = 64
     else:
-        config = DPTConfig(is_hybrid=True)  # the defaults are dpt-hybrid-midas's (BiT-R50 + ViT-B/16, 384² input)
+        # dpt-hybrid-midas: BiT-R50 stem + ViT-B/16 at 384², its neck widths and reassembly factors
+        config = DPTConfig(is_hybrid=True, neck_hidden_sizes=[256, 512, 768, 768], reassemble_factors=[1, 1, 1, 0.5])
         side = 384
     processor = DPTImageProcessor(  # as dpt-hybrid-midas: a fixed square input (the hybrid's patch grid is fixed)
         size={"height": side, "width": side}, keep_aspect_ratio=False, ensure_multiple_of=1, resample=3,
@@ -176,6 +177,9 @@ def build_blip(models_dir: Path, size: Size = "tiny", repo: str = "Salesforce/bl
     out.mkdir(parents=True, exist_ok=True)
     # transformers 5's BertTokenizerFast takes the vocabulary itself (`vocab`); a `vocab_file` keyword is ignored.
     words = _bert_vocab(out / "vocab.txt").read_text(encoding="utf-8").split()
+    if size == "full":  # BERT-base's vocabulary size (30522 word pieces, then "[DEC]")
+        words += [f"piece{i}" for i in range(30522 - len(words))]
+        (out / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
     tokenizer = BertTokenizerFast(
         vocab={w: i for i, w in enumerate(words)}, bos_token="[DEC]", additional_special_tokens=["[DEC]"]
     )
@@ -196,15 +200,16 @@ def build_blip(models_dir: Path, size: Size = "tiny", repo: str = "Salesforce/bl
         )  # fmt: skip
         side = 32
     else:
-        config = BlipConfig(text_config={"vocab_size": 30524, **ids}, vision_config={"image_size": 384})
+        config = BlipConfig(text_config={"vocab_size": len(tokenizer), **ids}, vision_config={"image_size": 384})
         side = 384
     processor = BlipImageProcessor(size={"height": side, "width": side})
     model = BlipForConditionalGeneration(config).eval()
-    if size == "tiny":  # random weights favour special tokens (an empty caption): push them down so words come out
-        with torch.no_grad():
-            for tid in tokenizer.all_special_ids:
-                model.text_decoder.cls.predictions.bias[tid] = -100.0
-                model.text_decoder.cls.predictions.decoder.bias[tid] = -100.0
+    # Random weights favour special tokens (an empty caption): push them down so words come out (and the benchmark
+    # times a caption of the full `max_tokens`, the slowest case).
+    with torch.no_grad():
+        for tid in tokenizer.all_special_ids:
+            model.text_decoder.cls.predictions.bias[tid] = -100.0
+            model.text_decoder.cls.predictions.decoder.bias[tid] = -100.0
     model.save_pretrained(out)
     BlipProcessor(image_processor=processor, tokenizer=tokenizer).save_pretrained(out)
     return out

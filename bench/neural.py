@@ -2,7 +2,10 @@
 
 Compute time does not depend on the weights' values, so a full-size Grounding DINO (tiny), SAM ViT-B, SD-2
 inpainting at 512² and InstructPix2Pix built from their configs give real timings on this machine without any
-download. Each tool runs in its own subprocess (so its peak resident memory is its own) and is timed once (on a GPU
+download; so do RT-DETR-R50, DPT-hybrid (MiDaS), Depth Anything V2 Small, CLIP ViT-B/32 and BLIP base, which are
+written as full-size snapshots to a temporary folder and loaded through their tools' own resolver and loaders
+(BLIP's fake is biased away from special tokens, so it generates the full `max_tokens`: the slowest case). Each
+tool runs in its own subprocess (so its peak resident memory is its own) and is timed once (on a GPU
 after one warm-up call). Diffusion tools run `--steps` denoising steps (fewer than 20 on a slow CPU) and report
 seconds per step; the 20-step figure is then overhead + 20 × per-step, labelled as extrapolated. `--device cuda`
 does the same on a GPU (fp16) in well under 5 minutes. `--write` records the rows in

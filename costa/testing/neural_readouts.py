@@ -42,20 +42,23 @@ def build_rtdetr(
     out = models_dir / repo
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
-    labels = {"id2label": COCO_ID2LABEL, "label2id": {v: k for k, v in COCO_ID2LABEL.items()}}
+    id2label, label2id = COCO_ID2LABEL, {v: k for k, v in COCO_ID2LABEL.items()}
     if size == "tiny":
-        backbone = RTDetrResNetConfig(
+        backbone = RTDetrResNetConfig(  # type: ignore[call-arg]  # out_features: a backbone-mixin keyword
             embedding_size=16, hidden_sizes=[16, 32, 64, 64], depths=[1, 1, 1, 1], layer_type="basic",
             out_features=["stage2", "stage3", "stage4"],
         )  # fmt: skip
         config = RTDetrConfig(
             backbone_config=backbone, encoder_in_channels=[32, 64, 64], encoder_hidden_dim=32, encoder_ffn_dim=32,
             encoder_attention_heads=2, d_model=32, decoder_in_channels=[32, 32, 32], decoder_ffn_dim=32,
-            decoder_layers=2, decoder_attention_heads=2, num_queries=30, num_denoising=0, **labels,
+            decoder_layers=2, decoder_attention_heads=2, num_queries=30, num_denoising=0, id2label=id2label,
+            label2id=label2id,
         )  # fmt: skip
         processor = RTDetrImageProcessor(size={"height": 320, "width": 320})
     else:
-        config = RTDetrConfig(**labels)  # the defaults are RT-DETR-R50vd's (300 queries, 640² input)
+        config = RTDetrConfig(
+            id2label=id2label, label2id=label2id
+        )  # the defaults are RT-DETR-R50vd's (300 queries, 640² input)
         processor = RTDetrImageProcessor()
     model = RTDetrForObjectDetection(config).eval()
     if favour is not None:
@@ -79,7 +82,7 @@ def build_depth_anything(
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     if size == "tiny":
-        backbone = Dinov2Config(
+        backbone = Dinov2Config(  # type: ignore[call-arg]  # out_indices: a backbone-mixin keyword
             hidden_size=32, num_hidden_layers=4, num_attention_heads=2, mlp_ratio=2, image_size=70, patch_size=14,
             out_indices=[1, 2, 3, 4], apply_layernorm=True, reshape_hidden_states=False,
         )  # fmt: skip
@@ -109,7 +112,7 @@ def build_dpt_hybrid(models_dir: Path, size: Size = "tiny", repo: str = "Intel/d
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     if size == "tiny":
-        backbone = BitConfig(
+        backbone = BitConfig(  # type: ignore[call-arg]  # out_features: a backbone-mixin keyword
             embedding_size=8, hidden_sizes=[8, 16, 32], depths=[1, 1, 1], layer_type="bottleneck", num_groups=4,
             global_padding="SAME", embedding_dynamic_padding=True, out_features=["stage1", "stage2", "stage3"],
         )  # fmt: skip

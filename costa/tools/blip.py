@@ -24,7 +24,8 @@ def load_blip(path: Path, dev: Device, allow_downloads: bool = False) -> tuple[A
     kw = local_only(allow_downloads)
     processor = BlipProcessor.from_pretrained(path, **kw)
     model = BlipForConditionalGeneration.from_pretrained(path, dtype=dev.torch_dtype(), **kw)
-    return processor, model.to(dev.name).eval()
+    # transformers types `to` through a decorator that expects a model first; it takes a device name.
+    return processor, model.to(dev.name).eval()  # type: ignore[arg-type]
 
 
 class BlipCaptioner(NeuralTool):

@@ -5,8 +5,8 @@ inpainting at 512² and InstructPix2Pix built from their configs give real timin
 download; so do RT-DETR-R50, DPT-hybrid (MiDaS), Depth Anything V2 Small, CLIP ViT-B/32 and BLIP base, which are
 written as full-size snapshots to a temporary folder and loaded through their tools' own resolver and loaders
 (BLIP's fake is biased away from special tokens, so it generates the full `max_tokens`: the slowest case). Each
-tool runs in its own subprocess (so its peak resident memory is its own) and is timed once (on a GPU
-after one warm-up call). Diffusion tools run `--steps` denoising steps (fewer than 20 on a slow CPU) and report
+tool runs in its own subprocess (so its peak resident memory is its own) and is timed once (on a GPU, and for the
+readout tools on the CPU too, after one warm-up call). Diffusion tools run `--steps` denoising steps (fewer than 20 on a slow CPU) and report
 seconds per step; the 20-step figure is then overhead + 20 × per-step, labelled as extrapolated. `--device cuda`
 does the same on a GPU (fp16) in well under 5 minutes. `--write` records the rows in
 tool_tables/benchmark_devices.csv (seconds only; quality stays from the paper until runs are recorded).
@@ -134,8 +134,8 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
         sync()
         return time.perf_counter() - t0, [b - a for a, b in zip([t0, *marks], marks, strict=False)]
 
-    if dev.is_gpu:
-        timed()  # warm-up (kernels, cuDNN autotuning, allocator); on the CPU a second full call is too slow to pay
+    if dev.is_gpu or tool_id in READOUTS:
+        timed()  # warm-up (kernels, cuDNN autotuning, allocator); on the CPU only the readouts' calls are cheap enough
     seconds, step_times = timed()
     per_step = float(np.median(step_times[1:])) if len(step_times) > 1 else (step_times[0] if step_times else 0.0)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -4,11 +4,11 @@ Compute time does not depend on the weights' values, so a full-size Grounding DI
 inpainting at 512² and InstructPix2Pix built from their configs give real timings on this machine without any
 download; so do RT-DETR-R50, DPT-hybrid (MiDaS), Depth Anything V2 Small, CLIP ViT-B/32 and BLIP base, which are
 written as full-size snapshots to a temporary folder and loaded through their tools' own resolver and loaders
-(BLIP's fake is biased away from special tokens, so it generates the full `max_tokens`: the slowest case). Each
-tool runs in its own subprocess (so its peak resident memory is its own) and is timed once (on a GPU, and for the
-readout tools on the CPU too, after one warm-up call). Diffusion tools run `--steps` denoising steps (fewer than 20 on a slow CPU) and report
-seconds per step; the 20-step figure is then overhead + 20 × per-step, labelled as extrapolated. `--device cuda`
-does the same on a GPU (fp16) in well under 5 minutes. `--write` records the rows in
+(BLIP's fake is biased away from special tokens, so it generates the full `max_tokens`: the slowest case). Each tool
+runs in its own subprocess (so its peak resident memory is its own) and is timed once (on a GPU, and for the readout
+tools on the CPU too, after one warm-up call). Diffusion tools run `--steps` denoising steps (fewer than 20 on a
+slow CPU) and report seconds per step; the 20-step figure is then overhead + 20 × per-step, labelled as
+extrapolated. `--device cuda` does the same on a GPU (fp16) in well under 5 minutes. `--write` records the rows in
 tool_tables/benchmark_devices.csv (seconds only; quality stays from the paper until runs are recorded).
 """
 

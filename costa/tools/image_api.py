@@ -208,7 +208,7 @@ class ImageApiEditor(Tool):
                     image=("image.png", image_png, "image/png"),
                     mask=("mask.png", mask_png, "image/png"),
                     prompt=prompt,
-                    size=f"{size[0]}x{size[1]}",  # type: ignore[arg-type]  # any "WxH" an endpoint offers
+                    size=f"{size[0]}x{size[1]}",  # any "WxH" an endpoint offers
                     n=1,
                 )
             except openai.APIStatusError as e:

@@ -38,8 +38,9 @@ def progress_html(ev: ToolProgress) -> str:
     done = min(max(0, int(ev.done)), total)
     text = html.escape(progress_text(ev))
     return (
-        f'<div class="tool-progress" role="status"><progress value="{done}" max="{total}" '
-        f'aria-label="{text}"></progress> <span class="tool-progress-text">{text}</span></div>'
+        f'<div class="tool-progress" role="status"><progress value="{done}" max="{total}" aria-label="{text}" '
+        f'style="width:min(360px,55%);height:12px;vertical-align:middle"></progress> '
+        f'<span class="tool-progress-text">{text}</span></div>'
     )
 
 

@@ -127,6 +127,13 @@ def test_the_edit_tab_shows_the_stepped_tools_progress(stepped_app) -> None:
         assert page.locator("#tool-progress progress").count() <= 1
         page.wait_for_selector("#chat >> text=Done", timeout=90_000)
         page.wait_for_selector("#tool-progress", state="hidden", timeout=10_000)
+        # Stop during the steps: the turn ends as stopped and the bar goes away with it
+        page.fill("#instruction textarea", "replace the text 'OPEN' with 'SALE'")
+        page.click("#send")
+        page.wait_for_selector(f"#tool-progress >> text={slow_tools.SLOW_TOOL}: step 2/{STEPS}", timeout=90_000)
+        page.click("#stop")
+        page.wait_for_selector("#chat >> text=Stopped", timeout=10_000)
+        page.wait_for_selector("#tool-progress", state="hidden", timeout=10_000)
         assert not console, [e[:200] for e in console]
         browser.close()
     print(f"progress steps seen in the page: {seen}")

@@ -19,6 +19,7 @@ from costa.errors import GroundingError
 from costa.tools.grounding_dino_py import NOT_INSTALLED
 from costa.types import EditState, Subtask
 
+pytestmark = pytest.mark.neural  # the adapter builds torch tensors; the package's own test needs it too
 INSTALLED = importlib.util.find_spec("groundingdino") is not None
 CHECKPOINT, CONFIG = "groundingdino_swint_ogc.pth", "GroundingDINO_SwinT_OGC.py"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,8 +21,17 @@ from costa.testing import slow_tools
 ROOT = Path(__file__).resolve().parents[1]
 REPLACE = "replace the text 'SALE' with 'OPEN'"
 STEPS = 8
-#: One of the app ports this test may use.
+#: The app's port on the shared build machine (one of this test's ports); another free one when it is taken.
 PORT = 7941
+
+
+def _port() -> int | None:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", PORT))
+        except OSError:
+            return None  # running_app picks a free port
+    return PORT
 
 
 def _turn(steps: int, fail: bool = False) -> Callable[[Callable[[Event], None]], Iterator[str]]:
@@ -80,7 +90,7 @@ def stepped_app(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("stepped_app")
     argv = ("-m", "costa.testing.slow_tools", str(tmp / "tables"), "stepped")
     env = {"COSTA_FAKE_STEPS": str(STEPS), "COSTA_FAKE_STEP_SECONDS": "0.6", "COSTA_REFLECT": "0"}
-    with running_app(tmp / "home", argv=argv, extra_env=env, port=PORT) as server:
+    with running_app(tmp / "home", argv=argv, extra_env=env, port=_port()) as server:
         yield server
 
 

@@ -224,3 +224,18 @@ def test_doctor_lines(tmp_path: Path) -> None:
     line = doctor(OPENAI_BASE_URL="http://127.0.0.1:9/v1")
     assert line.split()[0] == "missing" and "image edit model not set" in line and "no endpoint" not in line
     assert doctor(OPENAI_BASE_URL="http://127.0.0.1:9/v1", COSTA_IMAGE_EDIT_MODEL="m").split()[0] == "ready"
+
+
+def test_a_busy_endpoint_is_retried_with_backoff(monkeypatch) -> None:
+    from costa.models.control import TurnControl, using_control
+
+    control = TurnControl()
+    waits: list[float] = []
+    with FakeOpenAI(images=[error(429, "slow down"), image_edit(png())]) as fake:
+        tool = _services(monkeypatch, fake, COSTA_LLM_RETRIES="1", COSTA_LLM_BACKOFF="0.5").tool("sd_erase")
+        tool.sleep = waits.append  # type: ignore[method-assign]
+        with using_control(control, "s1", "sd_erase", 0):
+            out = tool(_state(), Subtask(id="s1", kind="object_removal", target="red box"), {})
+        assert len(fake.image_edit_requests) == 2
+    assert out.image is not None and waits == [0.5]
+    assert [(c.ok, c.error[:8]) for c in control.events if c.kind == "llm_call"] == [(False, "HTTP 429"), (True, "")]

@@ -140,7 +140,11 @@ def test_the_edit_tab_shows_the_stepped_tools_progress(stepped_app) -> None:
         # Stop during the steps: the turn ends as stopped and the bar goes away with it
         page.fill("#instruction textarea", "replace the text 'OPEN' with 'SALE'")
         page.click("#send")
-        page.wait_for_selector(f"#tool-progress >> text={slow_tools.SLOW_TOOL}: step 2/{STEPS}", timeout=90_000)
+        page.wait_for_function(  # at step 2 or later (the page shows the latest step; it may skip one under load)
+            "re => new RegExp(re).test(document.querySelector('#tool-progress')?.innerText || '')",
+            arg=rf"{slow_tools.SLOW_TOOL}: step [2-{STEPS - 1}]/{STEPS}",
+            timeout=90_000,
+        )
         page.click("#stop")
         page.wait_for_selector("#chat >> text=Stopped", timeout=10_000)
         page.wait_for_selector("#tool-progress", state="hidden", timeout=10_000)

@@ -1,12 +1,12 @@
 """Closed-set fast detection (COCO classes) with RT-DETR or DETR through transformers (`rtdetr_detect`).
 
-The paper's YOLO role: a detector that knows a fixed label set (the checkpoint's `config.id2label`, COCO's 80 classes
-for PekingU/rtdetr_r50vd_coco_o365) and is an order of magnitude cheaper than Grounding DINO. The subtask's head noun
-is matched against that label set (singular form, the checkpoint's own names, then the synonyms in
-tool_tables/detector_labels.yaml, people words for "person"). A noun outside it is refused before any model is loaded
-(a deterministic `GroundingError`: no parameter would change it, so the search routes to Grounding DINO). Boxes of
-the matched class carry a `Verification` with the class verified (the detector classified them) and the target's
-position / ordinal / size / count words applied, as the face and people detectors do.
+The paper's YOLO role: a detector that knows a fixed label set (the checkpoint's `config.id2label`, COCO's 80
+classes for PekingU/rtdetr_r50vd_coco_o365) and is much cheaper than Grounding DINO. The subtask's head noun is
+matched against that label set (singular form, the checkpoint's own names, then the synonyms in
+tool_tables/detector_labels.yaml, people words for "person"). A noun outside it is refused before the image goes
+through the model (a deterministic `GroundingError`: no parameter would change it, so the search routes to Grounding
+DINO). Boxes of the matched class carry a `Verification` with the class verified (the detector classified them) and
+the target's position / ordinal / size / count words applied, as the face and people detectors do.
 
 Any `AutoModelForObjectDetection` snapshot whose processor has `post_process_object_detection` loads (RT-DETR,
 DETR with a transformers ResNet backbone); the original facebook/detr-* configs ask for a timm backbone, which is not
@@ -89,7 +89,7 @@ def match_label(target: str | None, labels: Mapping[int, str]) -> str | None:
 
 
 def checkpoint_labels(path: Path) -> dict[int, str]:
-    """The label set from the snapshot's config.json (read without torch, so a refusal loads no model)."""
+    """The label set from the snapshot's config.json (read as JSON: the checkpoint's own names, nothing to run)."""
     try:
         doc = json.loads((path / "config.json").read_text(encoding="utf-8"))
         return {int(k): str(v) for k, v in doc["id2label"].items()}
@@ -120,7 +120,7 @@ class ClosedSetDetector(NeuralTool):
         return self.shared_model("closed_set_detector", self.weights_path(), lambda p, d: load_detector(p, d, allow))
 
     def load(self) -> None:
-        """Nothing at first use: the label check reads config.json, and the model loads on the first known noun."""
+        self.model()
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
         import torch

@@ -125,6 +125,19 @@ def test_closed_set_detector_finds_a_coco_class_and_verifies_it(services) -> Non
     assert only.x == min(b.x for b in boxes)  # the position word chose among the detections
 
 
+def test_a_detr_snapshot_loads_through_the_same_tool(tmp_path: Path) -> None:
+    """DETR (transformers ResNet backbone, no timm) in the row's folder: the same class, loader and post-processing."""
+    from costa.config import Settings
+    from costa.services import Services
+    from costa.testing.neural_readouts import build_detr
+
+    build_detr(tmp_path)
+    fresh = Services(Settings.from_env({**os.environ, "COSTA_MODELS_DIR": str(tmp_path), "COSTA_DEVICE": "cpu"}))
+    out = fresh.tool("rtdetr_detect")(EditState(_scene()), Subtask(id="s", kind="object_detection", target="dog"), {})
+    assert out.artifacts["boxes"] and all(b.label == "dog" for b in out.artifacts["boxes"])
+    assert type(fresh.tool("rtdetr_detect").model()[1]).__name__ == "DetrForObjectDetection"
+
+
 def test_a_noun_outside_coco_is_refused_deterministically(services) -> None:
     tool = services.tool("rtdetr_detect")
     with pytest.raises(GroundingError) as e:

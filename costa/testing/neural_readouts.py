@@ -71,6 +71,33 @@ def build_rtdetr(
     return out
 
 
+def build_detr(models_dir: Path, repo: str = "PekingU/rtdetr_r50vd_coco_o365", favour: str = "dog") -> Path:
+    """A tiny DETR with a transformers ResNet backbone (`use_timm_backbone=False`, so no timm) and COCO's labels,
+    saved under `repo` so the closed-set detector's row loads it; the class head is biased towards `favour`."""
+    import torch
+    from transformers import DetrConfig, DetrForObjectDetection, DetrImageProcessor, ResNetConfig
+
+    out = models_dir / repo
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    backbone = ResNetConfig(  # type: ignore[call-arg]  # out_features: a backbone-mixin keyword
+        embedding_size=16, hidden_sizes=[16, 32, 64, 64], depths=[1, 1, 1, 1], layer_type="basic",
+        out_features=["stage4"],
+    )  # fmt: skip
+    config = DetrConfig(
+        use_timm_backbone=False, use_pretrained_backbone=False, backbone=None, backbone_config=backbone, d_model=32,
+        encoder_layers=1, decoder_layers=1, encoder_ffn_dim=32, decoder_ffn_dim=32, encoder_attention_heads=2,
+        decoder_attention_heads=2, num_queries=20, id2label=COCO_ID2LABEL,
+        label2id={v: k for k, v in COCO_ID2LABEL.items()},
+    )  # fmt: skip
+    model = DetrForObjectDetection(config).eval()
+    with torch.no_grad():
+        model.class_labels_classifier.bias[COCO_CLASSES.index(favour)] += 5.0
+    model.save_pretrained(out)
+    DetrImageProcessor(size={"shortest_edge": 128, "longest_edge": 200}).save_pretrained(out)
+    return out
+
+
 def build_depth_anything(
     models_dir: Path, size: Size = "tiny", repo: str = "depth-anything/Depth-Anything-V2-Small-hf"
 ) -> Path:
@@ -225,6 +252,7 @@ __all__ = [
     "build_blip",
     "build_clip",
     "build_depth_anything",
+    "build_detr",
     "build_dpt_hybrid",
     "build_rtdetr",
 ]

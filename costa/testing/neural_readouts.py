@@ -84,7 +84,7 @@ def build_detr(models_dir: Path, repo: str = "PekingU/rtdetr_r50vd_coco_o365", f
         embedding_size=16, hidden_sizes=[16, 32, 64, 64], depths=[1, 1, 1, 1], layer_type="basic",
         out_features=["stage4"],
     )  # fmt: skip
-    config = DetrConfig(
+    config = DetrConfig(  # type: ignore[call-arg]  # the backbone keywords are read through **kwargs
         use_timm_backbone=False, use_pretrained_backbone=False, backbone=None, backbone_config=backbone, d_model=32,
         encoder_layers=1, decoder_layers=1, encoder_ffn_dim=32, decoder_ffn_dim=32, encoder_attention_heads=2,
         decoder_attention_heads=2, num_queries=20, id2label=COCO_ID2LABEL,

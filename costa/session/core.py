@@ -25,7 +25,7 @@ import numpy as np
 from costa.agent import UserRegion, build_graph, run_turn
 from costa.errors import InputError
 from costa.eventlog import event_to_dict
-from costa.events import Event, PlanReady
+from costa.events import Event, LlmCall, PlanReady
 from costa.images import load_image
 from costa.models.control import ToolStoppedError, TurnControl, run_stoppable
 from costa.pointing import describe_region, region_from_pointing
@@ -349,7 +349,15 @@ class SessionCore(HistoryMixin, PreviewMixin):
         planned: PlanResult | None = None
         result_version: int | None = None
         status = "failed"
-        control = TurnControl(stop=rt.stop, on_event=on_progress)  # Stop also interrupts a diffusion call
+
+        def on_tool_event(ev: Event) -> None:  # from a tool's worker thread, while the turn waits on it
+            if isinstance(ev, LlmCall):  # a tool's own endpoint request (API tools): the ledger and the record count it
+                view.llm.append(ev)
+                events.append(ev)
+            if on_progress is not None:
+                on_progress(ev)
+
+        control = TurnControl(stop=rt.stop, on_event=on_tool_event)  # Stop also interrupts a diffusion call
         try:
             yield view, None
             if resolved.changed:

@@ -295,13 +295,66 @@ def fill_statistics(after: np.ndarray, mask: np.ndarray) -> FillStats | None:
     )
 
 
-def removal_artifacts(after: np.ndarray, mask: np.ndarray | None, grain: bool = False) -> Verdict:
+#: Shading the surroundings predict across a fill, in grey levels, below which a flat fill is fine.
+SHADING_MIN_LEVELS = 8.0
+
+
+def _plane(grey: np.ndarray, where: np.ndarray) -> np.ndarray | None:
+    """Least-squares plane a + b·x + c·y through the grey levels at `where`; coefficients (a, b, c), or None."""
+    ys, xs = np.nonzero(where)
+    if len(xs) < 16:
+        return None
+    design = np.stack([np.ones(len(xs)), xs, ys], axis=1).astype(np.float64)
+    values = grey[ys, xs].astype(np.float64)
+    keep = np.ones(len(xs), dtype=bool)
+    for _ in range(3):  # refit without outliers (a neighbouring word or an edge in the ring is not the shading)
+        coef, *_ = np.linalg.lstsq(design[keep], values[keep], rcond=None)
+        residual = np.abs(values - design @ coef)
+        mad = float(np.median(residual[keep]))
+        keep = residual <= max(4.0, 3.0 * mad)
+        if keep.sum() < 16:
+            return None
+    return coef
+
+
+def shading_kept(after: np.ndarray, mask: np.ndarray) -> tuple[float, str] | None:
+    """Does the fill carry on the shading of its surroundings? A plane fitted to a ring around `mask` predicts the
+    grey ramp across it; when that ramp spans ≥ 8 levels, the plane fitted inside the fill must span ≥ 0.5 of it
+    (1.0; 0 at 0.2): a flat patch on a gradient fails. None when the surroundings are flat or there is too little."""
+    from costa.masks import dilate_mask, erode_mask
+
+    grey = _grey(after)
+    ring = dilate_mask(mask, 12) & ~dilate_mask(mask, 3)
+    core = erode_mask(mask, 1)
+    outer, inner = _plane(grey, ring), _plane(grey, core)
+    if outer is None or inner is None:
+        return None
+    ys, xs = np.nonzero(core)
+    span = float(abs(outer[1]) * (xs.max() - xs.min()) + abs(outer[2]) * (ys.max() - ys.min()))
+    if span < SHADING_MIN_LEVELS:
+        return None
+    # The fill's ramp along the surroundings' direction (a ramp the other way is no continuation).
+    along = float(inner[1] * outer[1] * (xs.max() - xs.min()) ** 2 + inner[2] * outer[2] * (ys.max() - ys.min()) ** 2)
+    own = along / span
+    ratio = own / span
+    quality = float(np.clip((ratio - 0.2) / 0.3, 0.0, 1.0))
+    return quality, (
+        f"the surroundings shade {span:.0f} levels across the fill, the fill {own:.0f}: ×{ratio:.2f} "
+        "(≥0.5 → 1.0, 0 at 0.2; lower is a flat patch)"
+    )
+
+
+def removal_artifacts(
+    after: np.ndarray, mask: np.ndarray | None, grain: bool = False, grain_min_px: float = SMEAR_MIN_THICKNESS_PX
+) -> Verdict:
     """Score a removal's fill for a smear (texture lost) and a seam (a step along the hole's outline).
 
     - smear: (texture inside + 0.5) / (texture in the ring + 0.5) ≥ 0.6 → 1.0, 0 at 0.35 (only when the ring is
       textured: median gradient ≥ 6 levels per pixel, or with `grain` (an object's hole) ≥ 1.5 over a hole at least
-      16 px thick; a flat wall's fill may be smooth, and removed text's strokes smoothed over fine grain do not show);
-    - seam: (step on the outline + 1) / (step beside it + 1) ≤ 2.5 → 1.0, 0 at 5.
+      `grain_min_px` (16) thick; a flat wall's fill may be smooth, and removed text's strokes smoothed over fine grain do not show);
+    - seam: (step on the outline + 1) / (step beside it + 1) ≤ 2.5 → 1.0, 0 at 5;
+    - shading: where the surroundings ramp ≥ 8 grey levels across the fill, the fill keeps ≥ half the ramp
+      (`shading_kept`).
 
     Returns a neutral 1.0 verdict (with the reason) when there is no mask or it is too small to measure.
     """
@@ -312,7 +365,7 @@ def removal_artifacts(after: np.ndarray, mask: np.ndarray | None, grain: bool = 
         return Verdict(1.0, ("filled region too small or too thin to measure smear and seam",))
     parts: list[tuple[float, str]] = []
     if stats.texture_ring >= SMEAR_STRONG_TEXTURE or (
-        grain and stats.texture_ring >= SMEAR_MIN_TEXTURE and _thickness(mask) >= SMEAR_MIN_THICKNESS_PX
+        grain and stats.texture_ring >= SMEAR_MIN_TEXTURE and _thickness(mask) >= grain_min_px
     ):
         ratio = (stats.texture_in + 0.5) / (stats.texture_ring + 0.5)
         parts.append(
@@ -332,6 +385,9 @@ def removal_artifacts(after: np.ndarray, mask: np.ndarray | None, grain: bool = 
             "(≤2.5 → 1.0, 0 at 5; higher is a seam)",
         )
     )
+    shading = shading_kept(after, mask.astype(bool))
+    if shading is not None:
+        parts.append(shading)
     return Verdict(min(q for q, _ in parts), tuple(r for _, r in parts))
 
 

@@ -4,7 +4,8 @@
   the subtask asks (params.direction), and its old place changed;
 - attribute_edit with attribute "size": the object is found again at the asked scale (params.scale), or at least
   larger or smaller as asked;
-- image_cropping: the result is a part of the image before, found at full similarity;
+- image_cropping: the result equals a region of the image before pixel for pixel, has the asked aspect and holds
+  the state's box;
 - everything else of these kinds (materials, expressions, poses, styles, viewpoints, moves to a place): quality 0 with
   "no programmatic check can verify …", so such a step is never reported good without a judge (a VLM reflection).
 
@@ -180,17 +181,51 @@ def check_attribute_edit(
 def check_cropping(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
-    """Is the result a smaller part of the image before? (correlation of the result inside the old image ≥ 0.95 → 1,
-    0 at 0.8; a result as large as before is no crop)."""
+    """Is the result exactly a smaller region of the image before, of the asked shape, holding the asked box?
+
+    The result is located in the old image (normalised correlation); quality is 1 only when its pixels equal that
+    region exactly (a crop copies pixels), the width/height ratio is within 2 % (or 1 px) of an aspect named in the
+    result field, and the region contains the state's box (the grounded target or the user's box). A near match
+    (correlation ≥ 0.8 but pixels changed) scores at most 0.5; any other failure 0.
+    """
+    from costa.tools.crop import parse_aspect
+
     if after.height > before.height or after.width > before.width:
         return Verdict(0.0, ("the result is larger than the image before: not a crop",))
     if after.image.shape == before.image.shape:
         return Verdict(0.0, ("the result has the same size as before: nothing was cropped",))
     score, (x, y) = _best_match(before.image, after.image)
-    return Verdict(
-        _ramp_up(score, 0.8, 0.95),
-        (f"the result matches the old image at ({x}, {y}) with correlation {score:.2f} (1.0 at ≥ 0.95)",),
-    )
+    region = before.image[y : y + after.height, x : x + after.width]
+    where = f"({x}, {y}, {after.width}x{after.height})"
+    if region.shape != after.image.shape or not np.array_equal(region, after.image):
+        diff = (
+            int(np.abs(region.astype(np.int16) - after.image.astype(np.int16)).max())
+            if region.shape == after.image.shape
+            else 255
+        )
+        return Verdict(
+            0.5 * _ramp_up(score, 0.8, 0.95),
+            (f"best match {where} has correlation {score:.2f} but its pixels differ by up to {diff} levels",),
+        )
+    reasons = [f"the result equals the old image's region {where} pixel for pixel"]
+    quality = 1.0
+    try:
+        aspect = parse_aspect(subtask.result)
+    except ToolError:
+        aspect = None
+    if aspect is not None:
+        got = after.width / after.height
+        off_px = min(abs(after.width - aspect * after.height), abs(after.height - after.width / aspect))
+        ok = abs(got / aspect - 1.0) <= 0.02 or off_px <= 1.0
+        quality = min(quality, 1.0 if ok else 0.0)
+        reasons.append(f"aspect {got:.3f} for asked {subtask.result!r} ({aspect:.3f}): {'ok' if ok else 'wrong'}")
+    boxes = before.artifacts.get("boxes") or ()
+    if boxes:
+        b = boxes[0]
+        inside = x <= b.x and y <= b.y and b.x2 <= x + after.width and b.y2 <= y + after.height
+        quality = min(quality, 1.0 if inside else 0.0)
+        reasons.append(f"box {b.x},{b.y},{b.w},{b.h} {'is' if inside else 'is NOT'} inside the crop")
+    return Verdict(quality, tuple(reasons))
 
 
 GEOMETRY_CHECKS: dict[str, CheckFn] = {

@@ -47,6 +47,10 @@ _TARGETED_KINDS = KindSet("target", "text")
 # ------------------------------------------------------------------------------------------------------ the checks
 
 
+#: A text fill at least this thick (px) is a whole box, not grown letter strokes: it must keep the grain around it.
+TEXT_GRAIN_MIN_PX = 24.0
+
+
 def check_text_replacement(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
@@ -110,7 +114,8 @@ def check_text_removal(
             reasons.append(f"{left:.0%} of the letters' edges of {text!r} remain")
     if not reasons:
         reasons.append(f"no text readable where {len(located)} removed occurrence(s) were")
-    fill = removal_artifacts(image, output.edited_region)
+    # A fill thicker than grown letter strokes (a painted-over box) must keep fine grain too.
+    fill = removal_artifacts(image, output.edited_region, grain=True, grain_min_px=TEXT_GRAIN_MIN_PX)
     return Verdict(_unit(min(quality, fill.quality)), (*reasons, *fill.reasons))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -58,3 +60,17 @@ def test_paint_over_needs_regions_and_a_match(ctx: CheckContext) -> None:
         _run(EditState(sign("flat")))
     with pytest.raises(ToolError, match="no text matching 'ZEBRA'"):
         _run(_detected(ctx, "flat"), Subtask(id="x", kind="text_removal", target="ZEBRA"))
+
+
+def test_the_true_background_in_the_same_boxes_passes_on_a_gradient(ctx: CheckContext) -> None:
+    """The shading measure fails a flat patch, not a fill that carries the ramp on (the sign's own background)."""
+    from tests.text_helpers import background
+
+    before = _detected(ctx, "gradient")
+    painted = _run(before)
+    assert painted.edited_region is not None
+    region = painted.edited_region
+    truth = np.where(region[..., None], background("gradient"), before.image)
+    out = dataclasses.replace(painted, image=truth)
+    verdict = TEXT_CHECKS["text_removal"](ctx, REMOVE_SALE, before, before.with_output(out), out)
+    assert verdict.quality >= THRESHOLD, verdict

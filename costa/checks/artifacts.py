@@ -351,10 +351,8 @@ def removal_artifacts(
 
     - smear: (texture inside + 0.5) / (texture in the ring + 0.5) ≥ 0.6 → 1.0, 0 at 0.35 (only when the ring is
       textured: median gradient ≥ 6 levels per pixel, or with `grain` (an object's hole) ≥ 1.5 over a hole at least
-      `grain_min_px` (16) thick; a flat wall's fill may be smooth, and removed text's strokes smoothed over fine grain do not show);
-    - seam: (step on the outline + 1) / (step beside it + 1) ≤ 2.5 → 1.0, 0 at 5;
-    - shading: where the surroundings ramp ≥ 8 grey levels across the fill, the fill keeps ≥ half the ramp
-      (`shading_kept`).
+      `grain_min_px` (16) thick; a flat wall's fill may be smooth, and text strokes smoothed over grain do not show);
+    - seam: (step on the outline + 1) / (step beside it + 1) ≤ 2.5 → 1.0, 0 at 5.
 
     Returns a neutral 1.0 verdict (with the reason) when there is no mask or it is too small to measure.
     """
@@ -385,9 +383,6 @@ def removal_artifacts(
             "(≤2.5 → 1.0, 0 at 5; higher is a seam)",
         )
     )
-    shading = shading_kept(after, mask.astype(bool))
-    if shading is not None:
-        parts.append(shading)
     return Verdict(min(q for q, _ in parts), tuple(r for _, r in parts))
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from costa.checks import CheckContext, CheckFn, TextReader
-from costa.checks.artifacts import removal_artifacts
+from costa.checks.artifacts import removal_artifacts, shading_kept
 from costa.checks.exact import text_added
 from costa.errors import ToolError
 from costa.glyphs import edge_energy, locate_text
@@ -116,7 +116,13 @@ def check_text_removal(
         reasons.append(f"no text readable where {len(located)} removed occurrence(s) were")
     # A fill thicker than grown letter strokes (a painted-over box) must keep fine grain too.
     fill = removal_artifacts(image, output.edited_region, grain=True, grain_min_px=TEXT_GRAIN_MIN_PX)
-    return Verdict(_unit(min(quality, fill.quality)), (*reasons, *fill.reasons))
+    quality, reasons = min(quality, fill.quality), [*reasons, *fill.reasons]
+    # A sign panel around text shades smoothly, so a plane through it predicts the fill: a flat patch there shows.
+    shading = shading_kept(image, output.edited_region) if output.edited_region is not None else None
+    if shading is not None:
+        quality = min(quality, shading[0])
+        reasons.append(shading[1])
+    return Verdict(_unit(quality), tuple(reasons))
 
 
 def check_text_redaction(

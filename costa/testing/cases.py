@@ -42,7 +42,7 @@ OBJECT_KINDS = frozenset({"object_segmentation", "object_recoloration", "object_
 #: Kinds whose cases are faces or people (`costa.testing.cases_grounding`).
 GROUNDING_KINDS = frozenset({"privacy_blur", "object_detection", "background_removal"})
 #: Whole-image kinds (`costa.testing.cases_image`).
-IMAGE_KINDS = frozenset({"image_upscaling", "image_deblurring", "outpainting", "global_adjustment"})
+IMAGE_KINDS = frozenset({"image_upscaling", "image_deblurring", "outpainting", "global_adjustment", "image_cropping"})
 CASE_KINDS = TEXT_SIGN_KINDS | TEXT_CONTACT_KINDS | OBJECT_KINDS | GROUNDING_KINDS | IMAGE_KINDS
 
 #: Recolouring targets besides the object colours: the achromatic and dark ones a hue swap cannot reach.

@@ -11,6 +11,8 @@ from it, so the scene itself is the truth:
 - **outpainting**: a centred crop of the scene is the input and the request is drawn from aspect ratios ("16:9",
   "4:3", "1:1"), growths ("50%"), directions (left, right, top, bottom, all) and the default; the scene around the
   crop is the true border.
+- **cropping**: the scene is the input and the request an aspect ratio ("square", "16:9"…) or none (trim the
+  edges); only the check scores it (it demands the exact source pixels and the asked aspect).
 - **global adjustment**: the scene is the input; the request is drawn from the adjustment words with degrees. There
   is no single true result (how much brighter is a matter of taste), so only the check scores it.
 
@@ -36,7 +38,10 @@ from costa.testing.scenes import object_scenes, scene_seeds, text_scenes
 from costa.types import Subtask
 
 #: Subtask kinds with whole-image cases.
-IMAGE_CASE_KINDS = frozenset({"image_upscaling", "image_deblurring", "outpainting", "global_adjustment"})
+IMAGE_CASE_KINDS = frozenset(
+    {"image_upscaling", "image_deblurring", "outpainting", "global_adjustment", "image_cropping"}
+)
+CROP_REQUESTS = (None, "square", "16:9", "4:3", "portrait", "1:1", "3:2")
 
 UPSCALE_FACTORS = ("2", "2x", "3", "4x", "x2", "4")
 OUTPAINT_REQUESTS: tuple[tuple[str | None, dict[str, str]], ...] = (
@@ -142,11 +147,17 @@ def _adjust_case(image: np.ndarray, rng: np.random.Generator) -> ImageCase:
     return ImageCase(Subtask(id="s1", kind="global_adjustment", result=result), source=image)
 
 
+def _crop_case(image: np.ndarray, rng: np.random.Generator) -> ImageCase:
+    result = CROP_REQUESTS[int(rng.integers(len(CROP_REQUESTS)))]
+    return ImageCase(Subtask(id="s1", kind="image_cropping", result=result), source=image, note=result or "edges")
+
+
 _BUILDERS = {
     "image_upscaling": _upscale_case,
     "image_deblurring": _deblur_case,
     "outpainting": _outpaint_case,
     "global_adjustment": _adjust_case,
+    "image_cropping": _crop_case,
 }
 
 

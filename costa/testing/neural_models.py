@@ -319,3 +319,43 @@ def _tmp() -> str:
     import tempfile
 
     return tempfile.mkdtemp(prefix="costa_tok_")
+
+
+def build_u2net_onnx(models_dir: Path, name: str = "u2net.onnx", red_is_salient: bool = False) -> Path:
+    """A tiny stand-in for rembg's `u2net.onnx` (FAKE weights): U²-Net's input name (`input.1`) and shape
+    (1, 3, 320, 320), and seven sigmoid side outputs of shape (1, 1, 320, 320) like the real model's, written with
+    `torch.onnx.export` (needs the `onnx` package) to `models_dir/name`. Weights are random, or with `red_is_salient`
+    set by hand so the saliency is sigmoid(4·relu(R − B)) of the normalised input (red things are "the subject")."""
+    import torch
+
+    class TinySaliency(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(3, 4, 3, padding=1)
+            self.conv2 = torch.nn.Conv2d(4, 1, 3, padding=1)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            d0 = self.conv2(torch.relu(self.conv1(x)))
+            return tuple(torch.sigmoid(d0 * (1.0 + 0.1 * k)) for k in range(7))
+
+    torch.manual_seed(0)
+    net = TinySaliency().eval()
+    if red_is_salient:
+        with torch.no_grad():
+            for conv in (net.conv1, net.conv2):
+                conv.weight.zero_()
+                conv.bias.zero_()
+            net.conv1.weight[0, 0, 1, 1], net.conv1.weight[0, 2, 1, 1] = 1.0, -1.0
+            net.conv2.weight[0, 0, 1, 1] = 4.0
+    out = models_dir / name
+    models_dir.mkdir(parents=True, exist_ok=True)
+    with torch.no_grad():
+        torch.onnx.export(
+            net,
+            (torch.zeros(1, 3, 320, 320),),
+            str(out),
+            input_names=["input.1"],
+            output_names=[f"d{k}" for k in range(7)],
+            dynamo=False,
+        )
+    return out

@@ -250,3 +250,46 @@ class SdOutpainter(SdInpaintTool):
         image, _, notes = self.inpaint(canvas, new, "a seamless continuation of the photo", "frame, border", hard)
         image = _place_original(image, state.image, margins)
         return ToolOutput(image=image, edited_region=new, notes="outpainted: " + notes)
+
+
+class SdObjectMover(SdInpaintTool):
+    """Move the masked object the way the subtask says, or make it larger or smaller, and inpaint what it leaves.
+
+    Params (besides the inpainting ones of `SdInpaintTool`):
+        shift: default move as a share of the image's width/height (a "20%" in the request overrides it).
+        scale_step: size factor of a plain "larger" (1/scale_step for "smaller"; params.scale overrides it).
+        seam_px: width of the ring around the pasted object's outline that is inpainted to hide the seam.
+    """
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        masks = state.artifacts.get("masks")
+        if not masks:
+            raise ToolError("no mask of the object to move")
+        mask = union_masks(masks, state.height, state.width)
+        from costa.tools.move import parse_relocation, place_object
+
+        where = parse_relocation(subtask, float_param(params, "shift"), float_param(params, "scale_step"))
+        placed = place_object(state.image, mask, where)
+        seam = int_param(params, "seam_px")
+        hole = dilate_mask(mask, 2) & ~placed.mask
+        ring = dilate_mask(placed.mask, seam) & ~placed.mask if seam > 0 else np.zeros_like(mask)
+        region = hole | ring
+        noun = noun_phrase(subtask.target) or "object"
+        if region.any():
+            image, edited, notes = self.inpaint(
+                placed.image,
+                region,
+                "empty background, seamless continuation of the surroundings",
+                f"{noun}, object, text",
+                params,
+            )
+        else:
+            image, edited, notes = placed.image, np.zeros_like(mask), "nothing to inpaint"
+        image[placed.mask] = placed.image[placed.mask]  # the object's pixels exactly, whatever the feather blended
+        nx, ny, nw, nh = placed.box
+        what = f"moved by ({where.dx:+.0%}, {where.dy:+.0%})" if where.scale == 1.0 else f"scaled ×{where.scale:.2f}"
+        return ToolOutput(
+            image=image,
+            edited_region=edited | placed.mask,
+            notes=f"{noun} {what} to {nx},{ny} ({nw}x{nh}); " + notes,
+        )

@@ -1,0 +1,105 @@
+"""Salient-object matting with U²-Net through onnxruntime (`rembg_u2net`), loaded by costa itself (no rembg package).
+
+The weights are rembg's `u2net.onnx` under COSTA_MODELS_DIR (or the Hugging Face cache). Preprocessing follows rembg's:
+the RGB image is resized to 320×320 (Lanczos), divided by its maximum, normalised with the ImageNet mean and standard
+deviation, and fed as one NCHW float32 batch to the model's first input; the first output's first channel is the
+saliency map (already a sigmoid in U²-Net), min-max scaled to [0, 1] and resized back to the image (Lanczos) as the
+alpha matte. Edit states are RGB, so the background (alpha below `threshold`) is painted with the plain `fill`
+(transparent is shown as white, as by the other background tools) and the subject's pixels are kept bit for bit;
+`rgba()` gives the transparent RGBA version of the same matte for export.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from costa.errors import ToolError
+from costa.tools.background import fill_colour, replace_background
+from costa.tools.neural import NeuralTool
+from costa.tools.params import float_param, str_param
+from costa.types import EditState, Subtask, ToolOutput
+
+#: U²-Net's input side in pixels, and the ImageNet normalisation rembg applies.
+INPUT_SIDE = 320
+MEAN = np.array([0.485, 0.456, 0.406], dtype=np.float32)
+STD = np.array([0.229, 0.224, 0.225], dtype=np.float32)
+
+
+def load_u2net(path: Path) -> Any:
+    """An onnxruntime CPU session over the `u2net.onnx` file at `path`.
+
+    Raises:
+        ToolError: the file is not a loadable ONNX model.
+    """
+    import onnxruntime as ort
+
+    try:
+        return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises its own Fail/InvalidProtobuf classes
+        raise ToolError(f"cannot load {path.name} with onnxruntime: {e}") from e
+
+
+def u2net_input(image: np.ndarray) -> np.ndarray:
+    """The (1, 3, 320, 320) float32 batch U²-Net expects for the RGB uint8 `image`."""
+    from PIL import Image
+
+    small = np.asarray(Image.fromarray(image).resize((INPUT_SIDE, INPUT_SIDE), Image.Resampling.LANCZOS), np.float32)
+    small = small / max(float(small.max()), 1e-6)
+    small = (small - MEAN) / STD
+    return np.ascontiguousarray(small.transpose(2, 0, 1)[None], dtype=np.float32)
+
+
+def u2net_alpha(session: Any, image: np.ndarray) -> np.ndarray:
+    """Alpha matte in [0, 1], float32 (H, W), of the salient object of `image` from a U²-Net `session`."""
+    from PIL import Image
+
+    name = session.get_inputs()[0].name
+    outputs = session.run(None, {name: u2net_input(image)})
+    pred = np.asarray(outputs[0], dtype=np.float32)
+    if pred.ndim != 4 or pred.shape[0] != 1:
+        raise ToolError(f"u2net's first output has shape {pred.shape}, expected (1, C, H, W)")
+    pred = pred[0, 0]
+    lo, hi = float(pred.min()), float(pred.max())
+    pred = (pred - lo) / (hi - lo) if hi > lo else np.zeros_like(pred)
+    matte = Image.fromarray(np.rint(pred * 255).astype(np.uint8)).resize(
+        (image.shape[1], image.shape[0]), Image.Resampling.LANCZOS
+    )
+    return np.asarray(matte, dtype=np.float32) / 255.0
+
+
+def rgba(image: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """The RGBA uint8 image: `image`'s colours with `alpha` (in [0, 1]) as opacity, so the background is transparent."""
+    return np.dstack([image, np.rint(np.clip(alpha, 0.0, 1.0) * 255).astype(np.uint8)])
+
+
+class U2NetBackgroundRemover(NeuralTool):
+    """Find the salient subject with U²-Net and paint the background plain (`rembg_u2net`).
+
+    Params:
+        threshold: alpha at and above which a pixel is subject, in (0, 1).
+        fill: "white" (default), "transparent" (shown as white), "black" or any colour name.
+    """
+
+    def session(self) -> Any:
+        """The onnxruntime session, shared through the model cache (CPU; onnxruntime needs no torch)."""
+        path = self.weights_path()
+        return self.cache().get(("u2net", str(path)), lambda: load_u2net(path))
+
+    def load(self) -> None:
+        self.session()
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        threshold = float_param(params, "threshold")
+        rgb, note = fill_colour(str_param(params, "fill"))
+        alpha = u2net_alpha(self.session(), state.image)
+        subject = alpha >= threshold
+        out, background = replace_background(state.image, subject, rgb)
+        return ToolOutput(
+            image=out,
+            edited_region=background,
+            notes=f"U²-Net kept {subject.mean():.0%} of the image (alpha ≥ {threshold}), background {rgb}{note}",
+        )

@@ -131,7 +131,8 @@ class Services:
         what = {"neural": "a local neural model", "api": "a vision/language model behind an API"}.get(
             spec.backend, "code"
         )
-        return f"planned: not implemented in costa yet ({what}); would need " + ("; ".join(need) or "an implementation")
+        why = spec.planned_reason or f"not implemented in costa yet ({what})"
+        return f"planned: {why}; would need " + ("; ".join(need) or "an implementation")
 
     def is_ready(self, tool_id: str) -> bool:
         return self.why_not(tool_id) is None

@@ -52,6 +52,7 @@ _TOOL_KEYS = {
     "licence",
     "description",
     "class",
+    "planned_reason",
 }
 #: Boolean category columns of subtasks.yaml (each defaults to false; see `SubtaskSpec`).
 _SUBTASK_FLAGS = ("creates", "edits_text", "reads_text", "runs_first", "exclusive", "whole_image", "resizes")
@@ -194,6 +195,11 @@ def _parse_tools(doc: Any, where: str, subtasks: Mapping[str, SubtaskSpec]) -> d
         if row["status"] not in ("ready", "planned"):
             raise TableError(f"{at}: status must be ready or planned, got {row['status']!r}")
         impl = row.get("class")
+        planned_reason = str(row.get("planned_reason") or "").strip()
+        if row["status"] == "planned" and not planned_reason:
+            raise TableError(f"{at}: a planned tool must say in 'planned_reason' why it is not implemented")
+        if row["status"] == "ready" and planned_reason:
+            raise TableError(f"{at}: a ready tool has no 'planned_reason'")
         if row["status"] == "ready" and impl is None:
             raise TableError(f"{at}: a ready tool must name its class as 'module:Class'")
         if impl is not None and (not isinstance(impl, str) or not re.fullmatch(r"[\w.]+:\w+", impl)):
@@ -233,6 +239,7 @@ def _parse_tools(doc: Any, where: str, subtasks: Mapping[str, SubtaskSpec]) -> d
             licence=str(row.get("licence", "")),
             description=str(row.get("description", "")),
             impl=impl,
+            planned_reason=planned_reason,
         )
     return out
 

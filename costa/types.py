@@ -349,6 +349,8 @@ class ToolSpec:
     description: str = ""
     #: The implementing class as "package.module:Class" (imported on demand); None for a planned tool.
     impl: str | None = None
+    #: Why a planned tool is not implemented (the table's `planned_reason`; `costa doctor` shows it); "" when ready.
+    planned_reason: str = ""
 
     @property
     def max_attempts(self) -> int:

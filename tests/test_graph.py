@@ -83,7 +83,7 @@ def test_plan_graph_chains_subtasks_in_order() -> None:
     g = tg.graph
     assert nx.is_directed_acyclic_graph(g)
     paths = [tuple(n.tool for n in p[1:-1]) for p in nx.all_simple_paths(g, START, GOAL)]
-    assert len(paths) == 2 * 2  # two replacers × two removers
+    assert len(paths) == 2 * 3  # two replacers × three removers (Telea, PatchMatch, flat paint-over)
     assert ("rapidocr_detect", "text_replace_pillow", "rapidocr_detect", "text_remove_telea") in paths
     for p in nx.all_simple_paths(g, START, GOAL):
         assert [n.subtask_id for n in p[1:-1]] == ["s1", "s1", "s2", "s2"]

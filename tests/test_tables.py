@@ -338,3 +338,27 @@ def test_a_tool_call_fills_defaults_and_refuses_values_outside_the_declaration()
         tool(EditState(image), sub, {"amount": 5})
     with pytest.raises(InputError, match="has no parameter 'amont'"):
         tool(EditState(image), sub, {"amont": 0.2})
+
+
+def test_planned_tools_say_why_and_ready_ones_do_not() -> None:
+    """Both ways: every planned row carries its exact reason (shown by `costa doctor`), no ready row carries one."""
+    from costa.services import Services
+
+    tables = load_tables()
+    services = Services()
+    for spec in tables.tools.values():
+        if spec.status == "planned":
+            assert len(spec.planned_reason) > 40, spec.id
+            assert services.why_not(spec.id).startswith(f"planned: {spec.planned_reason}"), spec.id
+        else:
+            assert spec.planned_reason == "", spec.id
+    docs = [yaml.safe_load((TABLES_DIR / n).read_text()) for n in NAMES[:2]]
+    bench = (TABLES_DIR / NAMES[2]).read_text()
+    row = next(r for r in docs[1]["tools"] if r["id"] == "yolov7")
+    reason = row.pop("planned_reason")
+    with pytest.raises(TableError, match=r"'yolov7'.*planned tool must say in 'planned_reason'"):
+        parse_tables(docs[0], docs[1], bench, NAMES)
+    row["planned_reason"] = reason
+    next(r for r in docs[1]["tools"] if r["id"] == "box_crop")["planned_reason"] = "not really"
+    with pytest.raises(TableError, match=r"'box_crop'.*ready tool has no 'planned_reason'"):
+        parse_tables(docs[0], docs[1], bench, NAMES)

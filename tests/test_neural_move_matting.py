@@ -27,6 +27,7 @@ pytestmark = pytest.mark.neural
 def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from costa.testing import neural_models as synthetic
 
+    pytest.importorskip("onnx", reason="the tiny U²-Net stand-in is exported with torch.onnx, which needs onnx")
     d = tmp_path_factory.mktemp("models")
     synthetic.build_sd_inpaint(d)
     synthetic.build_u2net_onnx(d)
@@ -176,3 +177,18 @@ def test_u2net_random_model_runs_and_missing_weights_name_the_file(services, tmp
     empty = Services(Settings.from_env({**os.environ, "COSTA_MODELS_DIR": str(tmp_path)}))
     why = empty.why_not("rembg_u2net")
     assert why is not None and "u2net.onnx" in why and str(tmp_path) in why
+
+
+def test_doctor_shows_the_new_neural_tools_ready_with_the_tiny_models(models_dir: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COSTA_MODELS_DIR": str(models_dir), "COSTA_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "costa", "doctor", "--json"], env=env, capture_output=True, text=True, timeout=300
+    )
+    rows = {r["tool"]: r for r in json.loads(done.stdout)}
+    for tool in ("sd_object_move", "rembg_u2net", "box_crop", "text_paint_over"):
+        assert rows[tool]["ready"], rows[tool]
+    assert rows["easyocr"]["why"].startswith("planned: easyocr 1.7.2 imports torchvision")

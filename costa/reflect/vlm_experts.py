@@ -161,7 +161,9 @@ def _line(value: Any) -> str:
     return " ".join(str(value).split())[:300]
 
 
-def parse_aggregator_reply(text: str, actions: Sequence[str]) -> tuple[tuple[str, ...], tuple[Feedback, ...], tuple[str, ...]]:
+def parse_aggregator_reply(
+    text: str, actions: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[Feedback, ...], tuple[str, ...]]:
     """(keep, fix, ignored actions) from the aggregator's answer.
 
     A fix is a string or ``{"text": …, "action": …}``; an action not in `actions` is dropped from the fix (the fix's

@@ -440,9 +440,10 @@ def _negatives(a: Attempt) -> list[Feedback]:
 
 
 def _actions(negatives: Sequence[Feedback], p: Protocol) -> list[str]:
-    """Actions to try: those the negative feedback asks for (in order), then the table's default order."""
+    """Actions to try: those the negative feedback asks for (in order), then the table's default order; only the
+    table's `actions` (a protocol that lists fewer never takes the others)."""
     asked = [f.action for f in negatives if f.action]
-    return list(dict.fromkeys([*asked, *p.actions]))
+    return [x for x in dict.fromkeys([*asked, *p.actions]) if x in p.actions]
 
 
 def _any_chain(

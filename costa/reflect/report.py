@@ -114,6 +114,8 @@ def panel_markdown(events: Iterable[Any]) -> str:
                     out.append("")
                     out.append("_Aggregator (merged feedback; it does not score):_  ")
                     out.extend(f"{m}  " for m in merged)
+            elif ev.kind == "reflection_retry" and ev.action == "ask_user":
+                out.append(f"→ asks you to point at the target (no retry without it): {ev.reason}")
             elif ev.kind == "reflection_retry":
                 out.append(f"→ retry as attempt {ev.attempt} by `{ev.action}`: {ev.reason}")
             elif ev.kind == "expert_dropped":

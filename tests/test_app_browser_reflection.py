@@ -6,7 +6,6 @@ into "Point at 'ball' …". Leaves a screenshot in artifacts/ for people to look
 from __future__ import annotations
 
 import socket
-from pathlib import Path
 
 import pytest
 import yaml

@@ -305,9 +305,11 @@ def final_text(view: TurnView) -> str:
             lines.append(unverified_text(view))
         elif view.status == "done":
             lines.append(f"✅ **Done** · {cost} · path quality {view.outcome.quality:.2f}")
-        elif view.status == "partial" and view.plan is not None and set(view.done_subtasks) >= {
-            s.id for s in view.plan.subtasks
-        }:  # every subtask ran; reflection kept a best attempt below its threshold
+        elif (
+            view.status == "partial"
+            and view.plan is not None
+            and set(view.done_subtasks) >= {s.id for s in view.plan.subtasks}
+        ):  # every subtask ran; reflection kept a best attempt below its threshold
             lines.append(f"☑️ **Done, not accepted by reflection** · {cost} · the best attempt was kept (see above)")
         elif view.status == "partial":
             lines.append(f"☑️ **Partly done** · {cost} · some subtasks were not run (see above)")

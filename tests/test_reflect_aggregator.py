@@ -131,3 +131,38 @@ def test_parse_aggregator_reply_refuses_what_it_cannot_read() -> None:
         parse_aggregator_reply('{"fix": [[1, 2]]}', ("other_path",))
     keep, fix, ignored = parse_aggregator_reply('{"fix": "too dark"}', ("other_path",))
     assert keep == () and [f.text for f in fix] == ["too dark"] and ignored == ()
+
+
+def test_cli_events_carry_the_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`costa edit --events` with the LLM planner and the reflection panel on the FAKE endpoint: the aggregator's
+    merge is in the written `reflection` events and on the CLI's reflection line."""
+    import io
+    import json
+
+    from PIL import Image
+
+    from costa.cli import main
+    from tests.test_reflect import _scene
+
+    image, box = _scene()
+    Image.fromarray(image).save(tmp_path / "disc.png")
+    plan = {"form": "chain", "subtasks": [{"id": "s1", "kind": "object_recoloration", "target": "object",
+            "result": "blue", "params": {}, "parents": []}], "unsupported": [], "question": None}  # fmt: skip
+    merge = {"keep": ["the disc keeps its shape"], "fix": [{"text": FIX, "action": "next_params"}]}
+    script = [chat(plan), chat(_judge(3.0)), chat(merge), chat(_judge(8.0)), chat({"keep": ["blue"], "fix": []})]
+    with FakeOpenAI(script) as fake:
+        env = {"OPENAI_BASE_URL": fake.base_url, "COSTA_LLM_MODEL": "fake-vlm", "COSTA_LLM_RETRIES": "0",
+               "COSTA_LLM_TIMEOUT": "5", "COSTA_REFLECTION_TABLE": str(_table(tmp_path))}  # fmt: skip
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        out = io.StringIO()
+        code = main(["edit", str(tmp_path / "disc.png"), "Make the object blue.", "--box",
+                     f"{box.x},{box.y},{box.w},{box.h}", "-o", str(tmp_path / "out.png"),
+                     "--events", str(tmp_path / "ev.jsonl")], out)  # fmt: skip
+    assert code == 0, out.getvalue()
+    events = [json.loads(line) for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
+    refl = [e for e in events if e["kind"] == "reflection"]
+    assert [r["decision"] for r in refl] == ["retry", "accept"]
+    assert refl[0]["merged"]["fix"] == [{"text": FIX, "action": "next_params"}]
+    assert [e["action"] for e in events if e["kind"] == "reflection_retry"] == ["next_params"]
+    assert f"fix: {FIX} (→ next_params)" in out.getvalue()

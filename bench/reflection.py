@@ -7,7 +7,8 @@ Part 2 — multi-turn sessions of 4–6 turns on signs and objects, with referen
 word 'X'", "remove it", "use green instead", "make it the same colour", "make it bigger"), run with memory (reference
 resolution + earlier regions protected) and without (the raw text, nothing protected): drift of earlier edits (the
 share of each earlier turn's accepted region that later turns changed, measured only across local turns that are not
-about it) and references resolved (the planned subtasks are the expected ones).
+about it — a turn is about a region when it refers to that turn, overlaps it, or refers to a turn that edited the same
+target) and references resolved (the planned subtasks are the expected ones).
 
 Last line: `reflection: false-done X% -> Y%, pass A% -> B%, drift C -> D, cost ratio R`.
 
@@ -111,6 +112,10 @@ class SessionResult:
     seconds: float = 0.0
 
 
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    return float((a & b).sum()) / max(1.0, float((a | b).sum()))
+
+
 def run_session(services: Any, session: Session, memory_on: bool) -> SessionResult:
     from costa.agent import UserRegion, run_turn
     from costa.errors import CostaError
@@ -123,6 +128,7 @@ def run_session(services: Any, session: Session, memory_on: bool) -> SessionResu
     memory = SessionMemory()
     image = session.image
     regions: list[tuple[int, np.ndarray, np.ndarray]] = []  # (turn, region, image right after that turn)
+    edited: dict[int, np.ndarray] = {}  # turn -> the region it changed
     t0 = time.perf_counter()
     for k, turn in enumerate(session.turns, start=1):
         text, box = turn.text, session.box
@@ -162,16 +168,20 @@ def run_session(services: Any, session: Session, memory_on: bool) -> SessionResu
             regions = [(t, m, new) for t, m, _ in regions]  # about everything: new references
         else:
             changed = np.abs(new.astype(np.int16) - image.astype(np.int16)).max(axis=2) > 12
+            # The region of the turn this one refers to: a turn about it is about every earlier edit of the same
+            # target too ("make it the same colour" after three recolourings of one object is about all three).
+            about = edited.get(turn.about)
             kept = []
             for t, m, ref in regions:
-                iou = float((m & changed).sum()) / max(1.0, float((m | changed).sum()))
-                if turn.about == t or iou >= 0.3:  # this turn is about that region: it may change it
+                same_target = about is not None and _iou(m, about) >= 0.3
+                if turn.about == t or _iou(m, changed) >= 0.3 or same_target:  # about that region: may change it
                     kept.append((t, m, new))
                 else:
                     kept.append((t, m, ref))
             regions = kept
             if changed.any():
                 regions.append((k, changed, new))
+                edited[k] = changed
         rec = record_turn(k, turn.text, text, plan, image, images, feedback, box)
         memory.add(rec)
         image = new

@@ -196,7 +196,7 @@ def run_subtask(
             passed = out.error is None and q >= threshold
             reasons = out.reasons if out.error is None else (out.error, *out.reasons)
             yield ToolFinished(subtask.id, tool, 0, out.seconds, q, passed, reasons)
-            if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
+            if runtime.record and not out.stopped:  # real runs teach (not stopped ones)
                 _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
             measured[step_key(node)] = (out.seconds, q)
             if not passed:

@@ -41,7 +41,7 @@ def running_app(
     port: int | None = None,
 ) -> Iterator[AppServer]:
     """`python <argv>` (default app.py) from the repository root, with `extra_env` added to its environment, on
-    `port` (default: a free one)."""
+    `port` (default a free one)."""
     port = port or _free_port()
     env = {
         **os.environ,

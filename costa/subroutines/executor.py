@@ -2,12 +2,14 @@
 
 For each subtask in plan order: compute its context features on the current image; take the applicable rules (all
 activation conditions hold) and run the one minimising C^α·(2 − Q)^(2 − α) (`costa.search.score`) step by step,
-each step checked exactly as the search checks it (`costa.agent._Executor`). If a step errors or scores below the
-threshold, the state rolls back to the image before the subtask and the lazy A* over that subtask's own tool graph
-(`costa.graph.build_subtask_graph`) runs from there, told what the failed subroutine measured so it does not retry
-the same chain first. Events: the search's own, plus `RuleHit` and `Fallback` (with the reason); every tool run and
-subtask trace is recorded in the store; after each turn the task counter moves and every K = 20 tasks induction and
-verification run once (`FastSlowRuntime.task_done`).
+each step checked exactly as the search checks it (`costa.agent._Executor`), with the tool's retry schedule as the
+search runs it. If a step still fails (error or quality below the threshold), the lazy A* over that subtask's own tool
+graph (`costa.graph.build_subtask_graph`) runs from the image before the subtask, with the failed step removed from
+the graph (it is not paid for twice) and the rule's passing prefix replayed at no cost (those runs are paid already),
+so the fallback pays only for what the rule did not try. Events: the search's own, plus `RuleHit` and `Fallback`
+(with the reason); every tool run and subtask trace (one per step, its attempts together) is recorded in the store;
+after each turn the task counter moves and every K = 20 tasks induction and verification run once
+(`FastSlowRuntime.task_done`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from costa.events import (
     Fallback,
     InductionDone,
     PlanReady,
+    Retry,
     RuleHit,
     SubgraphBuilt,
     SubtaskDone,
@@ -174,6 +177,10 @@ def run_subtask(
     fallback_reason = "no rule applies"
     failed_tool: str | None = None
     feats = features.to_dict()
+    # What the rule measured, to hand to the local A* on a fallback: (step key, attempt) → (parent state, outcome).
+    # Those runs are paid for already: the search replays them at 0 s instead of running the tools again.
+    replay: dict[tuple[Hashable, int], tuple[TurnState, Outcome[TurnState], float]] = {}
+    failed_key: Hashable | None = None
     if rule is not None:
         yield RuleHit(
             subtask.id,
@@ -186,23 +193,34 @@ def run_subtask(
         current, ok, quality, step_total = state, True, 1.0, 0.0
         for i, tool in enumerate(rule.tools):
             node = StepNode((subtask.id,), rule.tools[: i + 1], subtask.kind, final=i == len(rule.tools) - 1)
-            params = step_params(tables.tools[tool], subtask, 0)
-            yield ToolStarted(subtask.id, tool, 0, params)
-            out = executor(node, current, 0)
-            runs += 1
-            spent += out.seconds
-            step_total += out.seconds
-            q = 0.0 if out.error else out.quality
-            passed = out.error is None and q >= threshold
-            reasons = out.reasons if out.error is None else (out.error, *out.reasons)
-            yield ToolFinished(subtask.id, tool, 0, out.seconds, q, passed, reasons)
-            if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
-                _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
-            measured[step_key(node)] = (out.seconds, q)
-            if not passed:
+            # Each step runs with its retry schedule, exactly as the search runs a step: a rule is the path the search
+            # would have settled on, so a rule that fails has paid what the search pays for that step, no more.
+            attempts = max(1, tables.tools[tool].max_attempts)
+            passed, out, q, why = False, None, 0.0, ""
+            for attempt in range(attempts):
+                params = step_params(tables.tools[tool], subtask, attempt)
+                yield ToolStarted(subtask.id, tool, attempt, params)
+                out = executor(node, current, attempt)
+                runs += 1
+                spent += out.seconds
+                step_total += out.seconds
+                replay[(step_key(node), attempt)] = (current, out, out.seconds)
+                q = 0.0 if out.error else out.quality
+                passed = out.error is None and q >= threshold
+                reasons = out.reasons if out.error is None else (out.error, *out.reasons)
+                yield ToolFinished(subtask.id, tool, attempt, out.seconds, q, passed, reasons)
+                if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
+                    _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
+                if passed:
+                    break
+                why = out.error or f"quality {q:.2f} below threshold {threshold:.2f}"
+                if attempt + 1 < attempts:
+                    yield Retry(subtask.id, tool, attempt + 1, why)
+            measured[step_key(node)] = (0.0, q)  # sunk: a passing prefix costs the fallback nothing more
+            if not passed or out is None:
                 ok = False
                 failed_tool = tool
-                why = out.error or f"quality {q:.2f} below threshold {threshold:.2f}"
+                failed_key = step_key(node)
                 fallback_reason = f"rule {rule.id}: {tool} failed its check ({why})"
                 if record and runtime.log is not None:
                     runtime.log.record_trace(
@@ -237,13 +255,20 @@ def run_subtask(
     yield Fallback(subtask.id, fallback_reason, tried, failed_tool)
     t_slow = time.perf_counter()
     inside = [0.0]  # seconds inside tool runs and their checks, to leave out of the search's own overhead
+    calls: list[tuple[StepNode, int, bool, float]] = []  # (node, attempt, replayed, seconds really paid), in order
 
     def timed(node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
+        known = replay.get((step_key(node), attempt))
+        if known is not None and known[0] is parent:  # the failed rule ran this already: its result, at no cost
+            calls.append((node, attempt, True, known[2]))
+            return replace(known[1], seconds=0.0)
         t = time.perf_counter()
         try:
-            return executor(node, parent, attempt)
+            out = executor(node, parent, attempt)
         finally:
             inside[0] += time.perf_counter() - t
+        calls.append((node, attempt, False, out.seconds))
+        return out
 
     tg = build_subtask_graph(
         tables,
@@ -255,12 +280,14 @@ def run_subtask(
     if subtask.id in tg.unavailable:
         why = tg.unavailable[subtask.id]
         return SubtaskRun(subtask, False, None, (), spent, 0.0, runs, False, None, why, features, tried)
+    if failed_key is not None:  # the failed rule's step is excluded: the search does not pay for it a second time
+        tg.graph.remove_nodes_from([n for n in list(tg.graph) if isinstance(n, StepNode) and step_key(n) == failed_key])
     yield SubgraphBuilt((subtask.id,), tg.graph.number_of_nodes(), tg.graph.number_of_edges(), tg.tools())
 
     def estimate(n: StepNode) -> tuple[float, float]:
         return measured.get(step_key(n)) or services.estimates.get(n.tool, n.kind)
 
-    result: SearchResult[StepNode, TurnState] = yield from iter_search(
+    search = iter_search(
         tg.graph,
         START,
         GOAL,
@@ -274,20 +301,42 @@ def run_subtask(
         label=_label,
         key=step_key,
     )
+    held: ToolStarted | None = None
+    while True:  # the search's events, less the replayed runs (they were reported when the rule ran them)
+        try:
+            ev = next(search)
+        except StopIteration as stop:
+            result: SearchResult[StepNode, TurnState] = stop.value
+            break
+        if isinstance(ev, ToolStarted):
+            held = ev
+            continue
+        if isinstance(ev, ToolFinished | Retry) and calls and calls[-1][2]:
+            held = None
+            continue
+        if held is not None:
+            yield held
+            held = None
+        yield ev
+    replayed = sum(1 for c in calls if c[2])
     spent += result.spent_seconds
-    runs += result.executions
+    runs += result.executions - replayed
     overhead = choose_seconds + time.perf_counter() - t_slow - inside[0]
+    # One trace per step the search ran (its attempts together), with the seconds of the path up to it.
     prefix_seconds: dict[tuple[str, ...], float] = {}
-    for obs in result.observations:
+    for i, (obs, (node, attempt, was_replayed, paid)) in enumerate(zip(result.observations, calls, strict=True)):
         n = obs.node
-        if runtime.record:
-            params = step_params(tables.tools[n.tool], subtask, 0)
+        if runtime.record and not was_replayed:
+            params = step_params(tables.tools[n.tool], subtask, attempt)
             _observe(services, n.tool, n.kind, obs.seconds, obs.quality, obs.passed, feats, params)
-        before = prefix_seconds.get(n.tools[:-1], 0.0)
-        prefix_seconds[n.tools] = before + obs.seconds
+        step = prefix_seconds.get(n.tools[:-1], 0.0) if attempt == 0 else prefix_seconds[n.tools]
+        prefix_seconds[n.tools] = step + paid
+        last_attempt = i + 1 == len(calls) or calls[i + 1][0] is not node
+        if not last_attempt or was_replayed:
+            continue
         if record and runtime.log is not None and (n.final or not obs.passed):
             runtime.log.record_trace(
-                Trace(task, n.kind, n.tools, before + obs.seconds, obs.quality, obs.passed, "", feats, "slow")
+                Trace(task, n.kind, n.tools, prefix_seconds[n.tools], obs.quality, obs.passed, "", feats, "slow")
             )
     if not result.found:
         return SubtaskRun(

@@ -224,9 +224,9 @@ def run_plan_search(
         row["first_fail"] += s.id in first_fail
     for o in result.observations:
         row = _kind_row(by_kind, o.node.kind)
-        row["seconds"] += o.seconds  # type: ignore[assignment]
+        row["seconds"] += o.seconds
         if not o.passed:
-            row["failed_seconds"] += o.seconds  # type: ignore[assignment]
+            row["failed_seconds"] += o.seconds
     done: dict[str, tuple[str, Any]] = {}
     quality = []
     if result.found:
@@ -287,7 +287,7 @@ def run_fast_slow_task(
                 row["no_rule"] += 1
             else:
                 row["rule_failed"] += 1
-                row["rule_failed_seconds"] += rule_paid[ev.subtask_id]  # type: ignore[assignment]
+                row["rule_failed_seconds"] += rule_paid[ev.subtask_id]
             hit.pop(ev.subtask_id, None)
             fallbacks["no rule applies" if ev.rule_id is None else f"{ev.tool} failed its check"] += 1
         elif isinstance(ev, ToolFinished):

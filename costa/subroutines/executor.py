@@ -2,13 +2,14 @@
 
 For each subtask in plan order: compute its context features on the current image; take the applicable rules (all
 activation conditions hold) and run the one minimising C^α·(2 − Q)^(2 − α) (`costa.search.score`) step by step,
-each step checked exactly as the search checks it (`costa.agent._Executor`), with the tool's retry schedule as the
-search runs it. If a step still fails (error or quality below the threshold), the lazy A* over that subtask's own tool
-graph (`costa.graph.build_subtask_graph`) runs from the image before the subtask, with the failed step removed from
-the graph (it is not paid for twice) and the rule's passing prefix replayed at no cost (those runs are paid already),
-so the fallback pays only for what the rule did not try. Events: the search's own, plus `RuleHit` and `Fallback`
-(with the reason); every tool run and subtask trace (one per step, its attempts together) is recorded in the store;
-after each turn the task counter moves and every K = 20 tasks induction and verification run once
+each step checked exactly as the search checks it (`costa.agent._Executor`), first attempt only. If a step fails
+(error or quality below the threshold), the lazy A* over that subtask's own tool graph
+(`costa.graph.build_subtask_graph`) runs from the image before the subtask without the failed step, the rule's
+passing prefix replayed at no cost (those runs are paid already); only if no other path passes does a second search
+get the failed step back (its retries), everything measured so far replayed again at no cost. So a failed rule costs
+its own runs and the fallback pays only for what the rule did not try. Events: the search's own, plus `RuleHit` and
+`Fallback` (with the reason); every tool run and subtask trace (one per step, its attempts together) is recorded in
+the store; after each turn the task counter moves and every K = 20 tasks induction and verification run once
 (`FastSlowRuntime.task_done`).
 """
 
@@ -193,31 +194,24 @@ def run_subtask(
         current, ok, quality, step_total = state, True, 1.0, 0.0
         for i, tool in enumerate(rule.tools):
             node = StepNode((subtask.id,), rule.tools[: i + 1], subtask.kind, final=i == len(rule.tools) - 1)
-            # Each step runs with its retry schedule, exactly as the search runs a step: a rule is the path the search
-            # would have settled on, so a rule that fails has paid what the search pays for that step, no more.
-            attempts = max(1, tables.tools[tool].max_attempts)
-            passed, out, q, why = False, None, 0.0, ""
-            for attempt in range(attempts):
-                params = step_params(tables.tools[tool], subtask, attempt)
-                yield ToolStarted(subtask.id, tool, attempt, params)
-                out = executor(node, current, attempt)
-                runs += 1
-                spent += out.seconds
-                step_total += out.seconds
-                replay[(step_key(node), attempt)] = (current, out, out.seconds)
-                q = 0.0 if out.error else out.quality
-                passed = out.error is None and q >= threshold
-                reasons = out.reasons if out.error is None else (out.error, *out.reasons)
-                yield ToolFinished(subtask.id, tool, attempt, out.seconds, q, passed, reasons)
-                if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
-                    _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
-                if passed:
-                    break
-                why = out.error or f"quality {q:.2f} below threshold {threshold:.2f}"
-                if attempt + 1 < attempts:
-                    yield Retry(subtask.id, tool, attempt + 1, why)
+            # First attempt only: where it fails, the traces say another path is the better next try than this
+            # step's retries (which the fallback still has, after every other path; see below).
+            params = step_params(tables.tools[tool], subtask, 0)
+            yield ToolStarted(subtask.id, tool, 0, params)
+            out = executor(node, current, 0)
+            runs += 1
+            spent += out.seconds
+            step_total += out.seconds
+            replay[(step_key(node), 0)] = (current, out, out.seconds)
+            q = 0.0 if out.error else out.quality
+            passed = out.error is None and q >= threshold
+            reasons = out.reasons if out.error is None else (out.error, *out.reasons)
+            yield ToolFinished(subtask.id, tool, 0, out.seconds, q, passed, reasons)
+            if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
+                _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
+            why = "" if passed else out.error or f"quality {q:.2f} below threshold {threshold:.2f}"
             measured[step_key(node)] = (0.0, q)  # sunk: a passing prefix costs the fallback nothing more
-            if not passed or out is None:
+            if not passed:
                 ok = False
                 failed_tool = tool
                 failed_key = step_key(node)
@@ -268,6 +262,7 @@ def run_subtask(
         finally:
             inside[0] += time.perf_counter() - t
         calls.append((node, attempt, False, out.seconds))
+        replay[(step_key(node), attempt)] = (parent, out, out.seconds)  # a second search does not pay for it again
         return out
 
     tg = build_subtask_graph(
@@ -280,51 +275,64 @@ def run_subtask(
     if subtask.id in tg.unavailable:
         why = tg.unavailable[subtask.id]
         return SubtaskRun(subtask, False, None, (), spent, 0.0, runs, False, None, why, features, tried)
-    if failed_key is not None:  # the failed rule's step is excluded: the search does not pay for it a second time
-        tg.graph.remove_nodes_from([n for n in list(tg.graph) if isinstance(n, StepNode) and step_key(n) == failed_key])
-    yield SubgraphBuilt((subtask.id,), tg.graph.number_of_nodes(), tg.graph.number_of_edges(), tg.tools())
 
     def estimate(n: StepNode) -> tuple[float, float]:
         return measured.get(step_key(n)) or services.estimates.get(n.tool, n.kind)
 
-    search = iter_search(
-        tg.graph,
-        START,
-        GOAL,
-        estimate=estimate,
-        execute=timed,
-        alpha=alpha,
-        threshold=threshold,
-        max_attempts=lambda n: tables.tools[n.tool].max_attempts,
-        initial_state=state,
-        lazy=True,
-        label=_label,
-        key=step_key,
-    )
-    held: ToolStarted | None = None
-    while True:  # the search's events, less the replayed runs (they were reported when the rule ran them)
-        try:
-            ev = next(search)
-        except StopIteration as stop:
-            result: SearchResult[StepNode, TurnState] = stop.value
-            break
-        if isinstance(ev, ToolStarted):
-            held = ev
-            continue
-        if isinstance(ev, ToolFinished | Retry) and calls and calls[-1][2]:
-            held = None
-            continue
-        if held is not None:
-            yield held
-            held = None
-        yield ev
+    def local_search(graph: Any) -> Generator[Event, None, SearchResult[StepNode, TurnState]]:
+        yield SubgraphBuilt((subtask.id,), graph.number_of_nodes(), graph.number_of_edges(), tg.tools())
+        search = iter_search(
+            graph,
+            START,
+            GOAL,
+            estimate=estimate,
+            execute=timed,
+            alpha=alpha,
+            threshold=threshold,
+            max_attempts=lambda n: tables.tools[n.tool].max_attempts,
+            initial_state=state,
+            lazy=True,
+            label=_label,
+            key=step_key,
+        )
+        held: ToolStarted | None = None
+        while True:  # the search's events, less the replayed runs (they were reported when they ran)
+            try:
+                ev = next(search)
+            except StopIteration as stop:
+                return cast(SearchResult[StepNode, TurnState], stop.value)
+            if isinstance(ev, ToolStarted):
+                held = ev
+                continue
+            if isinstance(ev, ToolFinished | Retry) and calls and calls[-1][2]:
+                held = None
+                continue
+            if held is not None:
+                yield held
+                held = None
+            yield ev
+
+    # The failed rule's step is left out: every other path first. Only when none passes does the search get it back
+    # (its retries), with everything measured so far replayed at no cost.
+    graph = tg.graph
+    if failed_key is not None:
+        graph = tg.graph.copy()
+        graph.remove_nodes_from([n for n in list(graph) if isinstance(n, StepNode) and step_key(n) == failed_key])
+    result = yield from local_search(graph)
+    observations = list(result.observations)
+    if not result.found and failed_key is not None:
+        first = result
+        result = yield from local_search(tg.graph)
+        observations += result.observations
+        result = replace(result, spent_seconds=first.spent_seconds + result.spent_seconds)
+        result = replace(result, executions=first.executions + result.executions)
     replayed = sum(1 for c in calls if c[2])
     spent += result.spent_seconds
     runs += result.executions - replayed
     overhead = choose_seconds + time.perf_counter() - t_slow - inside[0]
     # One trace per step the search ran (its attempts together), with the seconds of the path up to it.
     prefix_seconds: dict[tuple[str, ...], float] = {}
-    for i, (obs, (node, attempt, was_replayed, paid)) in enumerate(zip(result.observations, calls, strict=True)):
+    for i, (obs, (node, attempt, was_replayed, paid)) in enumerate(zip(observations, calls, strict=True)):
         n = obs.node
         if runtime.record and not was_replayed:
             params = step_params(tables.tools[n.tool], subtask, attempt)

@@ -1,10 +1,19 @@
 """Induction and verification of subroutines (FaSTA*'s offline learning), on the persisted traces.
 
+**Contrastive inducer** (`induce_contrastive`): traces are grouped into subtasks (`episodes`). For a kind, take the
+subtasks whose first choice (the rule tried first, or the local search's first path) failed its check and a path P
+passed afterwards; find the condition (one or two thresholds, `separating_conditions`) that separates them from the
+subtasks where the first choice passed or P failed, kept only with enough support (≥ `MIN_SUPPORT` rescued subtasks
+inside, ≥ `MIN_RATE` of those inside). The rule runs P there and `replaces` the failed first choice (the table does
+not choose that path where the rule applies). This is what saves cost: a first choice that fails is paid for and then
+the search's alternatives too. Kinds with no rule get rules this way from the local search's traces.
+
 **Statistical inducer** (`induce_statistical`): for each (subtask kind, tool path) with enough traces, compare the
 traces where the path succeeded with those where it failed (a trace that failed at an earlier step of the path counts
 against the whole path). If the path nearly always succeeds, propose it unconditionally; otherwise find the one
 condition `feature op threshold` (thresholds at midpoints between observed values) under which it nearly always
-succeeds with the most support. Rules whose fast runs mostly fail are proposed for retirement.
+succeeds with the most support. Rules whose fast runs mostly fail are proposed for retirement. `induce` runs both and
+drops an "add" that fires nowhere an existing rule with the same path does not (`is_duplicate`).
 
 **LLM inducer** (`induce_llm`): when an OpenAI-compatible endpoint is configured, the same per-path statistics go to
 the model, which may propose rules as JSON; every proposal is validated against the tables (unknown tools or
@@ -368,11 +377,11 @@ def induce_contrastive(
 
 
 def induce(traces: Sequence[Trace], table: RuleTable) -> list[Candidate]:
-    """Both offline inducers, contrastive first, without proposals that fire nowhere new (see `is_duplicate`)."""
+    """Both offline inducers, contrastive first, without additions or changes that fire nowhere new (`is_duplicate`)."""
     contexts = [e.features for e in episodes(traces, table)]
     out: list[Candidate] = []
     for cand in [*induce_contrastive(traces, table), *induce_statistical(traces, table)]:
-        if cand.action == "add" and is_duplicate(cand.rule, [*table.rules, *(c.rule for c in out)], contexts):
+        if cand.action != "retire" and is_duplicate(cand.rule, [*table.rules, *(c.rule for c in out)], contexts):
             continue
         out.append(cand)
     return out

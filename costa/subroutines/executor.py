@@ -314,13 +314,16 @@ def run_subtask(
 
     # The failed rule's step is left out: every other path first. Only when none passes does the search get it back
     # (its retries), with everything measured so far replayed at no cost.
+    # Paths an applicable contrastive rule replaces (the traces say they fail in this context) wait there too.
+    skip = {failed_key} if failed_key is not None else set()
+    skip |= {(subtask.id, r.replaces) for r in table.applicable(features) if r.replaces}
     graph = tg.graph
-    if failed_key is not None:
+    if skip:
         graph = tg.graph.copy()
-        graph.remove_nodes_from([n for n in list(graph) if isinstance(n, StepNode) and step_key(n) == failed_key])
+        graph.remove_nodes_from([n for n in list(graph) if isinstance(n, StepNode) and step_key(n) in skip])
     result = yield from local_search(graph)
     observations = list(result.observations)
-    if not result.found and failed_key is not None:
+    if not result.found and skip:
         first = result
         result = yield from local_search(tg.graph)
         observations += result.observations

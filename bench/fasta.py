@@ -474,7 +474,7 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
         for p in props[:40]:
             e = p.evidence
             lines.append(
-                f"  {'ACCEPT' if p.accepted else 'reject'} {p.action:6} r{p.refinement} {p.rule.describe()[:100]}: "
+                f"  {'ACCEPT' if p.accepted else 'reject'} {p.action:6} r{p.refinement} {p.rule.describe()[:150]}: "
                 f"ΔC {e.get('dC%')}% ΔQ {e.get('dQ%')}% B {e.get('B')} ({e.get('changed')}/{e.get('samples')} changed)"
             )
     lines.append("rules in force at the end:")

@@ -140,16 +140,18 @@ class _Executor:
         tool = self.services.tool(node.tool)
         try:  # loading a model once per process is not the tool's per-call cost; Stop does not wait for it either
             run_stoppable(tool.ensure_loaded, self.control, node.subtask_id, node.tool, attempt)
+        except ToolStoppedError as e:
+            return Outcome(0.0, 0.0, error=f"{node.tool}: {e}", stopped=True)
         except ToolError as e:
             return Outcome(0.0, 0.0, error=f"{node.tool}: {e}")
         if self.control is not None and self.control.stopped():
-            return Outcome(0.0, 0.0, error=f"{node.tool}: not run, the turn was stopped")
+            return Outcome(0.0, 0.0, error=f"{node.tool}: not run, the turn was stopped", stopped=True)
         t0 = time.perf_counter()
         try:  # in a worker thread when the turn can be stopped: Stop ends the wait at once (costa.models.control)
             call = lambda: self.services.runner.run(tool, before, subtask, params)  # noqa: E731
             output = run_stoppable(call, self.control, node.subtask_id, node.tool, attempt)
         except ToolStoppedError as e:  # the user's Stop, not the tool's failure
-            return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
+            return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}", stopped=True)
         except ToolError as e:
             self._record(node.tool, e)
             if isinstance(e, GroundingError) and e.deterministic:
@@ -157,7 +159,7 @@ class _Executor:
             return Outcome(time.perf_counter() - t0, 0.0, error=f"{node.tool}: {e}")
         seconds = time.perf_counter() - t0
         if self.control is not None and self.control.stopped():  # pressed as it returned: not checked, not used
-            return Outcome(seconds, 0.0, error=f"{node.tool}: result dropped, the turn was stopped")
+            return Outcome(seconds, 0.0, error=f"{node.tool}: result dropped, the turn was stopped", stopped=True)
         after = before.with_output(output)
         record, candidate = output_verification(output, after)
         if record is not None and not record.ok and not self.accept_unverified:
@@ -166,8 +168,12 @@ class _Executor:
             if any(e.aspect == "class" for e in record.missing):  # no parameter makes a colour into a car
                 self.refused[(node.tool, subtask.id)] = f"target not verified ({record.summary()})"
             return Outcome(seconds, 0.0, error=f"{node.tool}: target not verified — {record.summary()}")
-        try:
-            verdict = check_step(self.ctx, tables.subtasks[node.kind], subtask, spec.outputs, before, after, output)
+        try:  # a check may read text (OCR, a second or more on a photo): Stop does not wait for it either
+            kind = tables.subtasks[node.kind]
+            check = lambda: check_step(self.ctx, kind, subtask, spec.outputs, before, after, output)  # noqa: E731
+            verdict = run_stoppable(check, self.control, node.subtask_id, f"check:{node.tool}", attempt)
+        except ToolStoppedError as e:
+            return Outcome(seconds, 0.0, error=f"check of {node.tool}: {e}", stopped=True)
         except ToolError as e:
             return Outcome(seconds, 0.0, error=f"check of {node.tool} could not run: {e}")
         for reason in verdict.reasons:

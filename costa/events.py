@@ -96,6 +96,9 @@ class ToolStarted(Event):
 
 @dataclass(frozen=True)
 class ToolFinished(Event):
+    """One tool attempt ended: measured seconds and checked quality; `stopped` when the user's Stop ended it (then
+    it neither passed nor failed, and nothing about the tool is learned from it)."""
+
     subtask_id: str
     tool: str
     attempt: int
@@ -103,6 +106,7 @@ class ToolFinished(Event):
     quality: float
     passed: bool
     reasons: tuple[str, ...] = ()
+    stopped: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,9 +148,12 @@ class PathChosen(Event):
 
 @dataclass(frozen=True)
 class SearchFailed(Event):
+    """No path was found: every path failed its checks, none reaches the goal, or (`stopped`) the user stopped it."""
+
     reason: str
     executions: int
     spent_seconds: float
+    stopped: bool = False
 
 
 @dataclass(frozen=True)

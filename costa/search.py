@@ -96,6 +96,8 @@ class Outcome(Generic[S]):
 
     `error` set means the tool raised (a recorded failure, not a crash); quality and state are then ignored. `state`
     is None only on such failures, or where the caller's states admit None (a passing step's state is handed on as is).
+    `stopped` (with `error` saying how) means the user stopped the run: the search ends at once, the attempt is
+    reported as stopped, not failed, and it is no observation (a stopped call says nothing about the tool).
     """
 
     seconds: float
@@ -103,6 +105,7 @@ class Outcome(Generic[S]):
     state: S | None = None
     reasons: tuple[str, ...] = ()
     error: str | None = None
+    stopped: bool = False
 
 
 @dataclass(frozen=True)
@@ -293,6 +296,7 @@ def iter_search(
     observations: list[Observation[N]] = []
     executions = 0
     spent = 0.0
+    halted: list[str] = []  # why the user stopped the run, once an execute reported it
 
     def priority(n: _Node[N, S]) -> float:
         front = fronts.get(n.node)
@@ -332,6 +336,10 @@ def iter_search(
             executions += 1
             spent += out.seconds
             total += out.seconds
+            if out.stopped:
+                halted.append(out.error or "stopped")
+                yield ToolFinished(sid, tool, attempt, out.seconds, 0.0, False, (out.error or "stopped",), True)
+                return
             quality = 0.0 if out.error else out.quality
             ok = out.error is None and quality >= threshold
             observations.append(Observation(n.node, out.seconds, quality, ok))
@@ -388,6 +396,8 @@ def iter_search(
             yield NodePopped(sid, tool, n.tools, f, n.executed)
         if not n.executed:
             yield from run(n)
+            if halted:
+                break
             if n.executed and (ev := push(n)) is not None:
                 yield ev
             continue
@@ -425,12 +435,21 @@ def iter_search(
             child = _Node(succ, n, n.cost, n.quality, None, False, path=path, tools=(*n.tools, label_of(succ)[1]))
             if not lazy:
                 yield from run(child)
+                if halted:
+                    break
                 if not child.executed:
                     continue
             if (ev := push(child)) is not None:
                 yield ev
-    reason = "every tool path failed its checks" if executions else "no tool path reaches the goal"
-    yield SearchFailed(reason, executions, spent)
+        if halted:
+            break
+    if halted:
+        reason = f"stopped by the user ({halted[0]})"
+    elif executions:
+        reason = "every tool path failed its checks"
+    else:
+        reason = "no tool path reaches the goal"
+    yield SearchFailed(reason, executions, spent, bool(halted))
     return SearchResult((), math.inf, 0.0, math.inf, None, executions, spent, tuple(observations), False, reason)
 
 

@@ -181,6 +181,8 @@ def test_stop_through_gradio_client_does_not_wait_for_the_tool(slow_app, tmp_pat
     print(f"gradio_client: /stop → /edit result in {seconds:.3f} s (tool call {TOOL_SECONDS:g} s)")
     assert seconds < STOP_BOUND, seconds
     assert report["status"] == "stopped", report["message"]
+    stopped = [call for call in report["calls"] if call["tool"] == slow_tools.SLOW_TOOL]
+    assert stopped and stopped[-1]["stopped"] and not stopped[-1]["passed"]  # the ledger says stopped, not failed
     history = c.predict(sid, api_name="/history")
     assert history["versions"] == versions and history["head"] == versions[-1]["id"]
     assert c.predict(sid, api_name="/stop") == {"stopping": False}
@@ -217,6 +219,10 @@ def test_the_pages_stop_button_does_not_wait_for_the_tool(slow_app) -> None:
         seconds = time.perf_counter() - t0
         print(f"page: Stop click → 'Stopped' in the chat in {seconds:.3f} s (tool call {TOOL_SECONDS:g} s)")
         assert seconds < STOP_BOUND + 1, seconds  # the page's own round trips on top of the core's bound
+        page.wait_for_function(  # the ledger's check column says stopped, not fail
+            "() => [...document.querySelectorAll('#ledger td')].some(td => td.textContent.trim() === 'stopped')",
+            timeout=10_000,
+        )
         page.wait_for_function(  # kept, to send again
             "t => document.querySelector('#instruction textarea').value === t", arg=REPLACE, timeout=10_000
         )
@@ -227,3 +233,114 @@ def test_the_pages_stop_button_does_not_wait_for_the_tool(slow_app) -> None:
         assert page.locator("#gallery .thumbnail-item").count() == 1  # only the upload: nothing was added
         assert not console, [e[:200] for e in console]
         browser.close()
+
+
+# ---------------------------------------------------------------------------------- Stop during LLM requests
+# The endpoint is the scripted FAKE OpenAI-compatible server (tests/fake_openai.py); the tools are the real ones.
+TEXT_PLAN = {
+    "form": "chain",
+    "subtasks": [{"id": "s1", "kind": "text_replacement", "target": "SALE", "result": "OPEN", "parents": []}],
+    "unsupported": [],
+    "question": None,
+}
+SLOW_REPLY = 20.0  # how long the fake endpoint takes to answer a slow request, in seconds
+
+
+def _llm_core(tmp_path: Path, url: str, reflect: bool) -> SessionCore:
+    settings = Settings(
+        home=tmp_path / "home", openai_base_url=url, llm_model="fake-model", llm_retries=0, reflect=reflect
+    )
+    return SessionCore(Services(settings, load_tables()), Store(tmp_path / "store"))
+
+
+def _stop_while(core: SessionCore, sid: str, condition, what: str) -> tuple[float, list]:
+    """Run REPLACE in a thread, press Stop once `condition()` holds; seconds from Stop to the turn's end, views."""
+    before = core.history(sid, None)
+    opts = TurnOptions.validate(core.settings, 1.0, 0.8)
+    views: list = []
+    turn = threading.Thread(target=lambda: views.extend(v for v, _ in core.run(core.prepare(sid, None, REPLACE, opts))))
+    turn.start()
+    wait_for(condition, 90, what)
+    t0 = time.perf_counter()
+    assert core.stop(sid, None)
+    turn.join(STOP_BOUND + 1)
+    seconds = time.perf_counter() - t0
+    assert not turn.is_alive() and seconds < STOP_BOUND, seconds
+    after = core.history(sid, None)
+    assert after["head"] == before["head"] and len(after["versions"]) == len(before["versions"])
+    assert after["turns"][-1]["status"] == "stopped"
+    return seconds, views
+
+
+@pytest.mark.slow
+def test_stop_does_not_wait_for_the_planners_llm_request(tmp_path: Path) -> None:
+    """Stop while the LLM planner's request is unanswered: the turn ends at once as stopped; the next turn plans
+    without waiting for the abandoned request (an HTTP request holds no model)."""
+    from tests.fake_openai import FakeOpenAI, chat
+
+    with FakeOpenAI([chat(TEXT_PLAN, delay=SLOW_REPLY)]) as fake:
+        core = _llm_core(tmp_path, fake.base_url, reflect=False)
+        try:
+            sid = core.open_session(None, None).id
+            core.upload(sid, None, sign(tmp_path / "sign.png"))
+            seconds, views = _stop_while(core, sid, lambda: len(fake.chat_requests) >= 1, "the planner's request")
+            print(f"core: Stop during the planner's LLM request → turn ended in {seconds:.3f} s")
+            assert views[-1].status == "stopped" and views[-1].plan is None
+            fake.push(chat(TEXT_PLAN))
+            t0 = time.perf_counter()
+            done = [v for v, _ in core.run(core.prepare(sid, None, REPLACE, TurnOptions.validate(core.settings)))][-1]
+            assert time.perf_counter() - t0 < SLOW_REPLY / 2  # not held up by the abandoned request
+            assert done.status == "done" and done.result_version is not None, (done.status, done.errors)
+        finally:
+            core.close()
+
+
+@pytest.mark.slow
+def test_stop_does_not_wait_for_a_reflection_experts_request(tmp_path: Path) -> None:
+    """Stop while a VLM reflection expert's request is unanswered (the plan came at once, the tool ran): the turn
+    ends at once as stopped and nothing is stored."""
+    from tests.fake_openai import FakeOpenAI, chat, slow
+
+    with FakeOpenAI([chat(TEXT_PLAN), *[slow(SLOW_REPLY)] * 6]) as fake:
+        core = _llm_core(tmp_path, fake.base_url, reflect=True)
+        try:
+            sid = core.open_session(None, None).id
+            core.upload(sid, None, sign(tmp_path / "sign.png"))
+            seconds, views = _stop_while(core, sid, lambda: len(fake.chat_requests) >= 2, "an expert's request")
+            print(f"core: Stop during a reflection expert's request → turn ended in {seconds:.3f} s")
+            view = views[-1]
+            assert view.status == "stopped" and view.result_version is None
+            assert any(c.tool == "text_replace_pillow" and c.passed for c in view.calls)  # it was reflecting
+        finally:
+            core.close()
+
+
+def test_a_stopped_step_ends_the_search_and_teaches_nothing() -> None:
+    """The pure search: an execute that reports `stopped` ends the search at once; its attempt is reported as
+    stopped (not failed, no retry) and is not an observation."""
+    import networkx as nx
+
+    from costa.events import SearchFailed, ToolFinished
+    from costa.search import Outcome, iter_search
+
+    g = nx.DiGraph([("S", "a"), ("a", "G"), ("S", "b"), ("b", "G")])
+    runs: list[str] = []
+
+    def execute(node: str, state: object, attempt: int) -> Outcome[object]:
+        runs.append(node)
+        return Outcome(0.5, 0.0, error=f"{node}: stopped by the user", stopped=True)
+
+    gen = iter_search(g, "S", "G", lambda n: (1.0, 0.9), execute, alpha=1.0, threshold=0.8, max_attempts=lambda n: 3)
+    events = []
+    while True:
+        try:
+            events.append(next(gen))
+        except StopIteration as stop:
+            result = stop.value
+            break
+    assert len(runs) == 1  # not retried, and the other path was not tried
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert len(finished) == 1 and finished[0].stopped and not finished[0].passed
+    failed = [e for e in events if isinstance(e, SearchFailed)]
+    assert failed and failed[-1].stopped and "stopped by the user" in failed[-1].reason
+    assert result.observations == () and not result.found

@@ -60,6 +60,7 @@ def report(view: TurnView, session_id: str, notes: tuple[str, ...] = ()) -> dict
                 "seconds": c.seconds,
                 "quality": c.quality,
                 "passed": c.passed,
+                "stopped": c.stopped,
                 "reasons": list(c.reasons),
             }
             for c in view.calls

@@ -31,9 +31,12 @@ def ledger_markdown(view: TurnView | None, session: Mapping[str, float] | None =
             for i, c in enumerate(view.calls, 1):
                 sec = f"{c.seconds:.3f}" if c.seconds is not None else "…"
                 q = f"{c.quality:.2f}" if c.quality is not None else "…"
-                chk = (
-                    "…" if c.passed is None else ("pass" if c.passed else "fail" + (" (dropped)" if c.dropped else ""))
-                )
+                if c.stopped:
+                    chk = "stopped"
+                elif c.passed is None:
+                    chk = "…"
+                else:
+                    chk = "pass" if c.passed else "fail" + (" (dropped)" if c.dropped else "")
                 rows.append(f"| {i} | {c.subtask_id} | `{c.tool}` | {c.attempt} | {sec} | {q} | {chk} |")
             parts.append("\n".join(rows))
         if view.plan is not None and view.plan.subtasks:

@@ -112,12 +112,21 @@ def abandoned_calls(key: str | None = None) -> int:
         return sum(len(v) for k, v in _ABANDONED.items() if key is None or k == key)
 
 
-def run_stoppable(fn: Callable[[], T], control: TurnControl | None, subtask_id: str, tool: str, attempt: int) -> T:
+def run_stoppable(
+    fn: Callable[[], T],
+    control: TurnControl | None,
+    subtask_id: str,
+    tool: str,
+    attempt: int,
+    exclusive: bool = True,
+) -> T:
     """`fn()` (one tool call) with `control` visible to it; Stop ends the wait at once (see the module docstring).
 
     Without a control the call runs here, in the calling thread. With one, it runs in a daemon worker thread (the
     caller's context variables copied) under its own `TurnControl`: its progress events reach `control` until the
-    call is abandoned, and its Stop flag is set when the turn's is.
+    call is abandoned, and its Stop flag is set when the turn's is. `exclusive=False` is for calls that share no
+    model with a later call (an LLM request over HTTP): they neither wait for an abandoned call labelled `tool` nor
+    make a later one wait (a hung endpoint must not hold up the next turn's planning until its timeout).
 
     Raises:
         ToolStoppedError: the turn's Stop was set before or while the call ran; the call's result, when it comes,
@@ -138,7 +147,7 @@ def run_stoppable(fn: Callable[[], T], control: TurnControl | None, subtask_id: 
 
     own = _CallControl(stop=own_stop, on_event=progress, events=control.events, turn=control)
     with _ABANDONED_LOCK:
-        earlier = list(_ABANDONED.get(tool, ()))
+        earlier = list(_ABANDONED.get(tool, ())) if exclusive else []
     result: list[T] = []
     error: list[BaseException] = []
 
@@ -171,7 +180,8 @@ def run_stoppable(fn: Callable[[], T], control: TurnControl | None, subtask_id: 
             own_stop.set()
             with _ABANDONED_LOCK:
                 if not finished.is_set():
-                    _ABANDONED.setdefault(tool, set()).add(finished)
+                    if exclusive:
+                        _ABANDONED.setdefault(tool, set()).add(finished)
                     raise ToolStoppedError(
                         "stopped by the user while the tool ran; its work finishes in the background and is dropped"
                     )

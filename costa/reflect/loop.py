@@ -33,6 +33,7 @@ from costa.events import (
     SubtaskDone,
 )
 from costa.masks import dilate_mask
+from costa.models.control import run_stoppable
 from costa.reflect.experts import Evidence, ProtectedRegion, offline_experts
 from costa.reflect.protocol import ExpertJudgement, Feedback, Protocol, aggregate, load_protocol
 from costa.reflect.vlm_experts import VlmPanel, vlm_panel
@@ -247,6 +248,7 @@ def reflect_turn(
     from costa.agent import _summarise
 
     reflector = Reflector.for_services(services)
+    control = getattr(executor, "control", None)  # the turn's Stop flag (None in benchmarks and tests)
     p = reflector.protocol
     tables = services.tables
     order = list(dict.fromkeys(n.subtask_id for n in result.path))
@@ -289,7 +291,9 @@ def reflect_turn(
             if len(a.tools) > 1:
                 grounders.add(a.tools[0])
             ev_in = _evidence(services, plan, a, protected, history, getattr(executor, "ctx", None))
-            judgements, events = reflector.judge(ev_in, sid, a.number)
+            judged = lambda e=ev_in, n=a.number, s=sid: reflector.judge(e, s, n)  # noqa: E731
+            # the experts (OCR, VLM requests) in a worker: Stop ends the turn without waiting for an endpoint
+            judgements, events = run_stoppable(judged, control, sid, "reflection", a.number, exclusive=False)
             yield from events
             a.judgements = judgements
             a.score = round(aggregate(judgements), 3)

@@ -27,7 +27,7 @@ from costa.errors import InputError
 from costa.eventlog import event_to_dict
 from costa.events import Event, PlanReady
 from costa.images import load_image
-from costa.models.control import TurnControl
+from costa.models.control import ToolStoppedError, TurnControl, run_stoppable
 from costa.pointing import describe_region, region_from_pointing
 from costa.reflect.report import chat_note
 from costa.reflect.session import load_session_memory, remember_turn
@@ -349,6 +349,7 @@ class SessionCore(HistoryMixin, PreviewMixin):
         planned: PlanResult | None = None
         result_version: int | None = None
         status = "failed"
+        control = TurnControl(stop=rt.stop, on_event=on_progress)  # Stop also interrupts a diffusion call
         try:
             yield view, None
             if resolved.changed:
@@ -362,8 +363,8 @@ class SessionCore(HistoryMixin, PreviewMixin):
                 history = memory.summary_lines(HISTORY_TURNS) or [t.instruction for t in turns][-HISTORY_TURNS:]
                 gen = plan_turn(self.services, self.client(), resolved.text, req.image, history)
                 while True:
-                    try:
-                        ev = next(gen)
+                    try:  # each step (the OCR read, an LLM request) in a worker: Stop does not wait for the endpoint
+                        ev = run_stoppable(lambda: next(gen), control, "", "planner", 0, exclusive=False)
                     except StopIteration as stop:
                         planned = stop.value
                         break
@@ -377,7 +378,6 @@ class SessionCore(HistoryMixin, PreviewMixin):
                 view.needs_pointing = self._pointing_subtasks(planned.plan, tg.unavailable)
                 yield view, None
                 runtime = self.fast_slow() if opts.mode == "fast-slow" else None
-                control = TurnControl(stop=rt.stop, on_event=on_progress)  # Stop also interrupts a diffusion call
                 # Ask for pointing before anything runs, unless the user chose "do the rest" (the CLI always does: the
                 # subtasks that do not depend on the unfound target run, and it exits 3).
                 ask = pointing_first(self.services, planned.plan, region) if opts.action != "rest" else None
@@ -426,6 +426,9 @@ class SessionCore(HistoryMixin, PreviewMixin):
                     box0,
                 )  # fmt: skip
             status = view.status if view.status in ("done", "partial", "unverified", "stopped") else "failed"
+        except ToolStoppedError:  # Stop pressed while planning's LLM call or reflection's experts ran
+            status = "stopped"
+            view.stop()
         except GeneratorExit:
             status = "stopped"
             view.stop()

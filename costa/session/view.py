@@ -87,6 +87,7 @@ class CallRow:
     passed: bool | None = None
     reasons: tuple[str, ...] = ()
     dropped: str = ""
+    stopped: bool = False  # the user's Stop ended it: neither passed nor failed
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,10 @@ class TurnView:
         elif isinstance(ev, E.ToolFinished):
             row = self._open_call(ev.subtask_id, ev.tool)
             row.seconds, row.quality, row.passed, row.reasons = ev.seconds, ev.quality, ev.passed, tuple(ev.reasons)
-            if ev.passed:
+            row.stopped = ev.stopped
+            if ev.stopped:  # not measured: drawn as it was before it ran
+                self.node_state[row.key] = "queued"
+            elif ev.passed:
                 self.node_state[row.key] = "retried" if row.attempt > 0 else "executed"
                 self.measured[row.key] = (ev.seconds, ev.quality)
         elif isinstance(ev, E.Retry):
@@ -182,7 +186,7 @@ class TurnView:
             self.path = ev
             self.chosen = path_keys(ev.path)
             self.predicted = []
-        elif isinstance(ev, E.SearchFailed):
+        elif isinstance(ev, E.SearchFailed) and not ev.stopped:  # a stopped search is said by `stop()`
             self.errors.append(f"No tool path passed its checks: {ev.reason}.")
         elif isinstance(ev, E.SubtaskDone):
             self.done_subtasks[ev.subtask_id] = ev

@@ -207,7 +207,7 @@ def run_subtask(
             passed = out.error is None and q >= threshold
             reasons = out.reasons if out.error is None else (out.error, *out.reasons)
             yield ToolFinished(subtask.id, tool, 0, out.seconds, q, passed, reasons)
-            if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
+            if runtime.record and not out.stopped:  # real runs teach (not stopped ones)
                 _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
             why = "" if passed else out.error or f"quality {q:.2f} below threshold {threshold:.2f}"
             measured[step_key(node)] = (0.0, q)  # sunk: a passing prefix costs the fallback nothing more

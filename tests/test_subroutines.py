@@ -358,6 +358,23 @@ def test_a_failed_rule_step_gets_its_retries_only_when_no_other_path_passes(tmp_
     assert events[-1].tool_seconds == pytest.approx(sum(e.seconds for e in events if isinstance(e, ToolFinished)))
 
 
+def test_a_stopped_rule_step_neither_falls_back_nor_teaches(tmp_path: Path) -> None:
+    from costa.models.control import TurnControl
+
+    services = Services(Settings(home=tmp_path))
+    store = Store(tmp_path)
+    runtime = FastSlowRuntime.from_services(services, store, induce=False)
+    control = TurnControl()
+    control.stop.set()  # Stop pressed before the turn's first tool call
+    plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
+    image = np.full((48, 64, 3), 90, np.uint8)
+    events = list(run_fast_slow(services, image, plan, 1.0, None, None, runtime, control=control))
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert [e.stopped for e in finished] == [True] and not any(isinstance(e, Fallback) for e in events)
+    assert not events[-1].ok
+    assert ObservationLog(store).traces() == [] and ObservationLog(store).aggregates() == {}
+
+
 def test_run_turn_mode_switch_and_cli_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 

@@ -202,12 +202,16 @@ def run_subtask(
             runs += 1
             spent += out.seconds
             step_total += out.seconds
+            if out.stopped:  # the user's Stop: nothing failed, nothing is learned, no fallback
+                yield ToolFinished(subtask.id, tool, 0, out.seconds, 0.0, False, (out.error or "stopped",), True)
+                why = out.error or "stopped"
+                return SubtaskRun(subtask, False, None, (), spent, 0.0, runs, False, None, why, features, rule.id)
             replay[(step_key(node), 0)] = (current, out, out.seconds)
             q = 0.0 if out.error else out.quality
             passed = out.error is None and q >= threshold
             reasons = out.reasons if out.error is None else (out.error, *out.reasons)
             yield ToolFinished(subtask.id, tool, 0, out.seconds, q, passed, reasons)
-            if runtime.record and not out.stopped:  # real runs teach (not stopped ones)
+            if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
                 _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
             why = "" if passed else out.error or f"quality {q:.2f} below threshold {threshold:.2f}"
             measured[step_key(node)] = (0.0, q)  # sunk: a passing prefix costs the fallback nothing more
@@ -250,6 +254,7 @@ def run_subtask(
     t_slow = time.perf_counter()
     inside = [0.0]  # seconds inside tool runs and their checks, to leave out of the search's own overhead
     calls: list[tuple[StepNode, int, bool, float]] = []  # (node, attempt, replayed, seconds really paid), in order
+    stopped = [False]  # the user's Stop ended an attempt (no observation of it; no second search)
 
     def timed(node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
         known = replay.get((step_key(node), attempt))
@@ -261,6 +266,9 @@ def run_subtask(
             out = executor(node, parent, attempt)
         finally:
             inside[0] += time.perf_counter() - t
+        if out.stopped:
+            stopped[0] = True
+            return out
         calls.append((node, attempt, False, out.seconds))
         replay[(step_key(node), attempt)] = (parent, out, out.seconds)  # a second search does not pay for it again
         return out
@@ -304,7 +312,7 @@ def run_subtask(
             if isinstance(ev, ToolStarted):
                 held = ev
                 continue
-            if isinstance(ev, ToolFinished | Retry) and calls and calls[-1][2]:
+            if isinstance(ev, ToolFinished | Retry) and calls and calls[-1][2] and not stopped[0]:
                 held = None
                 continue
             if held is not None:
@@ -323,7 +331,7 @@ def run_subtask(
         graph.remove_nodes_from([n for n in list(graph) if isinstance(n, StepNode) and step_key(n) in skip])
     result = yield from local_search(graph)
     observations = list(result.observations)
-    if not result.found and skip:
+    if not result.found and skip and not stopped[0]:
         first = result
         result = yield from local_search(tg.graph)
         observations += result.observations

@@ -2,7 +2,8 @@
 
 For each subtask in plan order: compute its context features on the current image; take the applicable rules (all
 activation conditions hold) and run the one minimising C^α·(2 − Q)^(2 − α) (`costa.search.score`) step by step,
-each step checked exactly as the search checks it (`costa.agent._Executor`), first attempt only. If a step fails
+each step checked exactly as the search checks it (`costa.agent._Executor`), first attempt only (its retries too
+when no other path completes the subtask, as the fallback could do nothing else). If a step fails
 (error or quality below the threshold), the lazy A* over that subtask's own tool graph
 (`costa.graph.build_subtask_graph`) runs from the image before the subtask without the failed step, the rule's
 passing prefix replayed at no cost (those runs are paid already); only if no other path passes does a second search
@@ -194,26 +195,38 @@ def run_subtask(
         current, ok, quality, step_total = state, True, 1.0, 0.0
         for i, tool in enumerate(rule.tools):
             node = StepNode((subtask.id,), rule.tools[: i + 1], subtask.kind, final=i == len(rule.tools) - 1)
-            # First attempt only: where it fails, the traces say another path is the better next try than this
-            # step's retries (which the fallback still has, after every other path; see below).
-            params = step_params(tables.tools[tool], subtask, 0)
-            yield ToolStarted(subtask.id, tool, 0, params)
-            out = executor(node, current, 0)
-            runs += 1
-            spent += out.seconds
-            step_total += out.seconds
-            if out.stopped:  # the user's Stop: nothing failed, nothing is learned, no fallback
-                yield ToolFinished(subtask.id, tool, 0, out.seconds, 0.0, False, (out.error or "stopped",), True)
-                why = out.error or "stopped"
-                return SubtaskRun(subtask, False, None, (), spent, 0.0, runs, False, None, why, features, rule.id)
-            replay[(step_key(node), 0)] = (current, out, out.seconds)
-            q = 0.0 if out.error else out.quality
-            passed = out.error is None and q >= threshold
-            reasons = out.reasons if out.error is None else (out.error, *out.reasons)
-            yield ToolFinished(subtask.id, tool, 0, out.seconds, q, passed, reasons)
-            if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
-                _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
-            why = "" if passed else out.error or f"quality {q:.2f} below threshold {threshold:.2f}"
+            # First attempt only where the subtask has another path: where it fails, the traces say another path is
+            # the better next try than this step's retries (which the fallback still has, after every other path).
+            # Where no other path exists, the retries run here, as the fallback would run them anyway.
+            attempt, attempts = 0, 1
+            while attempt < attempts:
+                params = step_params(tables.tools[tool], subtask, attempt)
+                yield ToolStarted(subtask.id, tool, attempt, params)
+                out = executor(node, current, attempt)
+                runs += 1
+                spent += out.seconds
+                step_total += out.seconds
+                if out.stopped:  # the user's Stop: nothing failed, nothing is learned, no fallback
+                    yield ToolFinished(
+                        subtask.id, tool, attempt, out.seconds, 0.0, False, (out.error or "stopped",), True
+                    )
+                    why = out.error or "stopped"
+                    return SubtaskRun(subtask, False, None, (), spent, 0.0, runs, False, None, why, features, rule.id)
+                replay[(step_key(node), attempt)] = (current, out, out.seconds)
+                q = 0.0 if out.error else out.quality
+                passed = out.error is None and q >= threshold
+                reasons = out.reasons if out.error is None else (out.error, *out.reasons)
+                yield ToolFinished(subtask.id, tool, attempt, out.seconds, q, passed, reasons)
+                if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
+                    _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
+                why = "" if passed else out.error or f"quality {q:.2f} below threshold {threshold:.2f}"
+                if passed:
+                    break
+                if attempt == 0 and not _has_alternative(runtime, subtask, region, step_key(node)):
+                    attempts = max(1, tables.tools[tool].max_attempts)
+                attempt += 1
+                if attempt < attempts:
+                    yield Retry(subtask.id, tool, attempt, why)
             measured[step_key(node)] = (0.0, q)  # sunk: a passing prefix costs the fallback nothing more
             if not passed:
                 ok = False
@@ -377,6 +390,16 @@ def run_subtask(
         tried,
         overhead,
     )
+
+
+def _has_alternative(runtime: FastSlowRuntime, subtask: Subtask, region: UserRegion, key: Hashable) -> bool:
+    """Whether the subtask's tool graph has a path to the goal that avoids the step `key` (milliseconds)."""
+    import networkx as nx
+
+    tg = build_subtask_graph(runtime.services.tables, subtask, runtime.is_ready(), frozenset(region.artifacts()))
+    graph = tg.graph.copy()
+    graph.remove_nodes_from([n for n in list(graph) if isinstance(n, StepNode) and step_key(n) == key])
+    return START in graph and GOAL in graph and nx.has_path(graph, START, GOAL)
 
 
 def _observe(

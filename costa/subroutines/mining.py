@@ -311,8 +311,10 @@ def is_duplicate(rule: Rule, rules: Sequence[Rule], contexts: Sequence[ContextFe
     "global_adjust always").
     """
     mine = [f for f in contexts if f.kind == rule.kind]
+    # What a rule replaces matters only where some rule runs that path (else nothing would choose it anyway).
+    replaces = rule.replaces if any(r.kind == rule.kind and r.tools == rule.replaces for r in rules) else ()
     for r in rules:
-        if r.kind != rule.kind or r.tools != rule.tools or (rule.replaces and r.replaces != rule.replaces):
+        if r.kind != rule.kind or r.tools != rule.tools or (replaces and r.replaces != replaces):
             continue
         if r.key() == rule.key():
             return True

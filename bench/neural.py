@@ -2,10 +2,13 @@
 
 Compute time does not depend on the weights' values, so a full-size Grounding DINO (tiny), SAM ViT-B, SD-2
 inpainting at 512² and InstructPix2Pix built from their configs give real timings on this machine without any
-download. Each tool runs in its own subprocess (so its peak resident memory is its own) and is timed once (on a GPU
-after one warm-up call). Diffusion tools run `--steps` denoising steps (fewer than 20 on a slow CPU) and report
-seconds per step; the 20-step figure is then overhead + 20 × per-step, labelled as extrapolated. `--device cuda`
-does the same on a GPU (fp16) in well under 5 minutes. `--write` records the rows in
+download; so do RT-DETR-R50, DPT-hybrid (MiDaS), Depth Anything V2 Small, CLIP ViT-B/32 and BLIP base, which are
+written as full-size snapshots to a temporary folder and loaded through their tools' own resolver and loaders
+(BLIP's fake is biased away from special tokens, so it generates the full `max_tokens`: the slowest case). Each tool
+runs in its own subprocess (so its peak resident memory is its own) and is timed once (on a GPU, and for the readout
+tools on the CPU too, after one warm-up call). Diffusion tools run `--steps` denoising steps (fewer than 20 on a
+slow CPU) and report seconds per step; the 20-step figure is then overhead + 20 × per-step, labelled as
+extrapolated. `--device cuda` does the same on a GPU (fp16) in well under 5 minutes. `--write` records the rows in
 tool_tables/benchmark_devices.csv (seconds only; quality stays from the paper until runs are recorded).
 """
 
@@ -26,7 +29,18 @@ from costa.errors import InputError
 ROOT = Path(__file__).resolve().parents[1]
 DEVICES_CSV = ROOT / "tool_tables" / "benchmark_devices.csv"
 COLUMNS = ("machine", "tool", "seconds_per_call", "seconds_per_step", "steps_timed", "peak_mb", "source", "n")
-TOOLS = ("grounding_dino", "sam", "sd_inpaint", "instruct_pix2pix")
+TOOLS = (
+    "grounding_dino", "sam", "sd_inpaint", "instruct_pix2pix",
+    "rtdetr_detect", "midas", "depth_anything", "clip_consistency", "blip_caption",
+)  # fmt: skip
+#: Readout tools: built at full size into a temporary snapshot folder and loaded through their own loader.
+READOUTS = {
+    "rtdetr_detect": "build_rtdetr",
+    "midas": "build_dpt_hybrid",
+    "depth_anything": "build_depth_anything",
+    "clip_consistency": "build_clip",
+    "blip_caption": "build_blip",
+}
 FULL_STEPS = 20
 
 
@@ -64,7 +78,9 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
     box = Box(300, 200, 300, 260, "dog")
     mask = box.to_mask(768, 1024)
     t_build = time.perf_counter()
-    if tool_id == "grounding_dino":
+    if tool_id in READOUTS:
+        state, sub, params = _readout(tool, tool_id, image)
+    elif tool_id == "grounding_dino":
         import tempfile
 
         from transformers import AutoProcessor, GroundingDinoConfig, GroundingDinoForObjectDetection
@@ -118,8 +134,8 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
         sync()
         return time.perf_counter() - t0, [b - a for a, b in zip([t0, *marks], marks, strict=False)]
 
-    if dev.is_gpu:
-        timed()  # warm-up (kernels, cuDNN autotuning, allocator); on the CPU a second full call is too slow to pay
+    if dev.is_gpu or tool_id in READOUTS:
+        timed()  # warm-up (kernels, cuDNN autotuning, allocator); on the CPU only the readouts' calls are cheap enough
     seconds, step_times = timed()
     per_step = float(np.median(step_times[1:])) if len(step_times) > 1 else (step_times[0] if step_times else 0.0)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -135,6 +151,30 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
         "build_s": build_s,
         "peak_mb": peak_mb,
     }
+
+
+def _readout(tool: Any, tool_id: str, image: Any) -> tuple[Any, Any, dict[str, Any]]:
+    """Build `tool_id`'s full-size random-weight snapshot in a temporary COSTA_MODELS_DIR and point the tool at it
+    (it then loads through the resolver and `from_pretrained`, as real weights do); the call's state and subtask."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from costa.testing import neural_readouts
+    from costa.types import EditState, Subtask
+
+    d = Path(tempfile.mkdtemp(prefix="costa_bench_models_"))
+    atexit.register(shutil.rmtree, d, True)  # this subprocess times one tool and exits
+    getattr(neural_readouts, READOUTS[tool_id])(d, "full")
+    tool.settings = type(tool.current_settings()).from_env({**os.environ, "COSTA_MODELS_DIR": str(d)})
+    tool.ensure_loaded()
+    if tool_id == "rtdetr_detect":
+        return EditState(image), Subtask(id="s", kind="object_detection", target="dog"), {"threshold": 0.0}
+    if tool_id == "clip_consistency":
+        sub = Subtask(id="s", kind="caption_consistency_check", target="a dog on a beach")
+        return EditState(image), sub, {}
+    kind = "image_captioning" if tool_id == "blip_caption" else "depth_estimation"
+    return EditState(image), Subtask(id="s", kind=kind), {}
 
 
 def run_neural_bench(device: str = "cpu", steps: int = 2, write: bool = False, tools: tuple[str, ...] = TOOLS) -> str:

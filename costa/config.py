@@ -99,6 +99,11 @@ class Settings:
         (COSTA_TMP_IDLE_SECONDS, default 1800).
     reflect: judge every finished subtask with the reflection experts and retry on their feedback (COSTA_REFLECT,
         default on; COSTA_REFLECT=0 turns it off). Its numbers live in tool_tables/reflection.yaml.
+    image_edit_model: the images model of the endpoint used for masked edits through `/v1/images/edits`
+        (COSTA_IMAGE_EDIT_MODEL, e.g. gpt-image-1 or dall-e-2); unset = the image edit API tools are unavailable.
+    image_edit_size: the size "WxH" in pixels the images endpoint accepts and returns (COSTA_IMAGE_EDIT_SIZE,
+        default 1024x1024); the edited crop is sent at this size.
+    image_edit_price: price of one edited image in your currency (COSTA_IMAGE_EDIT_PRICE); unset = no cost recorded.
     """
 
     home: Path
@@ -124,6 +129,9 @@ class Settings:
     mcp: bool = False
     tmp_idle_seconds: float = 1800.0
     reflect: bool = True
+    image_edit_model: str | None = None
+    image_edit_size: str = "1024x1024"
+    image_edit_price: float | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -157,4 +165,7 @@ class Settings:
             mcp=env.get("COSTA_MCP", "") in ("1", "true", "yes"),
             tmp_idle_seconds=_float(env, "COSTA_TMP_IDLE_SECONDS", 1800.0, 1.0, 7 * 86400.0),
             reflect=env.get("COSTA_REFLECT", "1").strip().lower() not in ("0", "false", "no", "off"),
+            image_edit_model=env.get("COSTA_IMAGE_EDIT_MODEL") or None,
+            image_edit_size=(env.get("COSTA_IMAGE_EDIT_SIZE") or "1024x1024").strip().lower(),
+            image_edit_price=_optional_float(env, "COSTA_IMAGE_EDIT_PRICE"),
         )

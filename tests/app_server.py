@@ -34,10 +34,15 @@ def _free_port() -> int:
 
 @contextmanager
 def running_app(
-    home: Path, timeout_s: float = 120, argv: Sequence[str] = ("app.py",), extra_env: Mapping[str, str] | None = None
+    home: Path,
+    timeout_s: float = 120,
+    argv: Sequence[str] = ("app.py",),
+    extra_env: Mapping[str, str] | None = None,
+    port: int | None = None,
 ) -> Iterator[AppServer]:
-    """`python <argv>` (default app.py) from the repository root, with `extra_env` added to its environment."""
-    port = _free_port()
+    """`python <argv>` (default app.py) from the repository root, with `extra_env` added to its environment, on
+    `port` (default a free one)."""
+    port = port or _free_port()
     env = {
         **os.environ,
         "COSTA_HOME": str(home),

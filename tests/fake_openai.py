@@ -9,11 +9,15 @@ Runs the stdlib `http.server` in a thread on 127.0.0.1 (a free port), so the rea
 
 Each POST /v1/chat/completions takes the next scripted reply (in order); when the script runs out the fake answers
 500 "fake script exhausted" so a test that makes more requests than it expected sees it. GET /v1/models lists
-`models`.
+`models`. POST /v1/images/edits (multipart: image, mask, prompt…) takes the next reply of `images` (its own script,
+so a planner's chat requests do not take an image edit's reply; the same "exhausted" 500 when it runs out);
+`image_edit(png)` scripts a FAKE edit result (the PNG it is given, not an edit of anything), and
+`image_edit_requests` holds each request's form fields and files.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -63,6 +67,33 @@ def error(status: int, message: str = "fake error", headers: dict[str, str] | No
     return Scripted(status, {"error": {"message": message, "type": "fake_error", "code": status}}, 0.0, headers or {})
 
 
+def image_edit(png: bytes, delay: float = 0.0, as_url: bool = False) -> Scripted:
+    """A FAKE images API reply carrying `png` (b64_json, or a data: URL when `as_url`), whatever was sent."""
+    b64 = base64.b64encode(png).decode("ascii")
+    item = {"url": "data:image/png;base64," + b64} if as_url else {"b64_json": b64}
+    usage = {"input_tokens": 300, "output_tokens": 4000, "total_tokens": 4300}
+    return Scripted(200, {"created": int(time.time()), "data": [item], "usage": usage}, delay)
+
+
+def parse_multipart(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A multipart/form-data body as {"fields": {name: text}, "files": {name: {"filename", "type", "data"}}}."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw)
+    fields: dict[str, str] = {}
+    files: dict[str, dict[str, Any]] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        data = part.get_payload(decode=True) or b""
+        filename = part.get_filename()
+        if filename is not None:
+            files[str(name)] = {"filename": filename, "type": part.get_content_type(), "data": data}
+        else:
+            fields[str(name)] = data.decode("utf-8", "replace")
+    return {"fields": fields, "files": files}
+
+
 def slow(seconds: float) -> Scripted:
     """A reply that comes after `seconds` (longer than the client's timeout, the client gives up first)."""
     return chat({"subtasks": []}, delay=seconds)
@@ -71,8 +102,14 @@ def slow(seconds: float) -> Scripted:
 class FakeOpenAI:
     """The fake endpoint; use as a context manager. `requests` holds every request as parsed JSON plus path/method."""
 
-    def __init__(self, script: list[Scripted] | None = None, models: tuple[str, ...] = ("fake-model",)) -> None:
+    def __init__(
+        self,
+        script: list[Scripted] | None = None,
+        models: tuple[str, ...] = ("fake-model",),
+        images: list[Scripted] | None = None,
+    ) -> None:
         self.script: list[Scripted] = list(script or [])
+        self.images: list[Scripted] = list(images or [])
         self.models = models
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -89,13 +126,19 @@ class FakeOpenAI:
         """Bodies of the chat completion requests, in order."""
         return [r["json"] for r in self.requests if r["path"].endswith("/chat/completions")]
 
+    @property
+    def image_edit_requests(self) -> list[dict[str, Any]]:
+        """Form fields and files of the /images/edits requests, in order (see `parse_multipart`)."""
+        return [r["json"] for r in self.requests if r["path"].rstrip("/").endswith("/images/edits")]
+
     def push(self, *replies: Scripted) -> None:
         with self._lock:
             self.script.extend(replies)
 
-    def _next(self) -> Scripted:
+    def _next(self, images: bool = False) -> Scripted:
         with self._lock:
-            return self.script.pop(0) if self.script else error(500, "fake script exhausted")
+            script = self.images if images else self.script
+            return script.pop(0) if script else error(500, "fake script exhausted")
 
     def __enter__(self) -> FakeOpenAI:
         fake = self
@@ -140,15 +183,20 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
+                kind = self.headers.get("Content-Type") or ""
+                body: Any
+                if kind.startswith("multipart/form-data"):
+                    body = parse_multipart(kind, raw)
+                else:
+                    try:
+                        body = json.loads(raw)
+                    except ValueError:
+                        body = raw.decode("utf-8", "replace")
                 self._record(body)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                if not self.path.rstrip("/").endswith(("/chat/completions", "/images/edits")):
                     self._send(error(404, f"fake has no {self.path}"))
                     return
-                self._send(fake._next())
+                self._send(fake._next(images=self.path.rstrip("/").endswith("/images/edits")))
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True

@@ -163,8 +163,9 @@ def test_removal_turn_then_stop_between_diffusion_steps(shared_services) -> None
     evs = list(run_turn(services, image, plan, alpha=0.0, threshold=0.0, control=stopper))
     steps = [e.done for e in stopper.events if e.kind == "tool_progress"]
     assert steps == [1, 2]  # the call ended between diffusion steps 2 and 3
-    failed = [e for e in evs if isinstance(e, ToolFailed)]
-    assert failed and "stopped" in failed[0].reason
+    stopped = [e for e in evs if isinstance(e, ToolFinished) and e.stopped]  # stopped, not a failure of the tool
+    assert len(stopped) == 1 and not stopped[0].passed and "stopped" in stopped[0].reasons[0]
+    assert not [e for e in evs if isinstance(e, ToolFailed)]
     assert evs[-1].image is None
 
 

@@ -84,3 +84,40 @@ def test_llm_calls_reach_the_turn_control(monkeypatch) -> None:
                 EditState(np.zeros((8, 8, 3), np.uint8)), Subtask(id="s", kind="image_captioning"), {}
             )
     assert [(e.kind, e.prompt_tokens) for e in control.events] == [("llm_call", 10)]
+
+
+def test_a_tools_llm_call_is_in_the_turns_ledger_and_record(tmp_path, monkeypatch) -> None:
+    """Through the session core: the planner's request and the captioning tool's request both count in the turn's
+    LLM totals (the page's ledger) and are kept with the turn's events in the store."""
+    from PIL import Image
+
+    from costa.config import Settings
+    from costa.services import Services
+    from costa.session import SessionCore, TurnOptions
+    from costa.store import Store
+
+    plan = {
+        "form": "chain",
+        "subtasks": [{"id": "s1", "kind": "image_captioning", "target": None, "result": None, "parents": []}],
+        "unsupported": [],
+        "question": None,
+    }
+    replies = [chat(plan, prompt_tokens=100, completion_tokens=20), chat({"caption": "A grey square."}, 10, 2)]
+    with FakeOpenAI(replies) as fake:
+        settings = Settings(
+            home=tmp_path / "home", openai_base_url=fake.base_url, llm_model="fake-model", llm_retries=0, reflect=False
+        )
+        core = SessionCore(Services(settings), Store(tmp_path / "store"))
+        try:
+            sid = core.open_session(None, None).id
+            Image.new("RGB", (64, 48), (128, 128, 128)).save(tmp_path / "grey.png")
+            core.upload(sid, None, tmp_path / "grey.png")
+            opts = TurnOptions.validate(core.settings)
+            view = [v for v, _ in core.run(core.prepare(sid, None, "describe the image", opts))][-1]
+        finally:
+            core.close()
+    assert any(c.tool == "llm_caption" and c.seconds is not None for c in view.calls), view.errors
+    assert [c.prompt_tokens for c in view.llm] == [100, 10]  # the planner's, then the tool's
+    assert view.totals()["llm_calls"] == 2 and view.totals()["llm_tokens"] == 132
+    stored = Store(tmp_path / "store").turns(sid)[-1]
+    assert sum(1 for e in stored.events if e["kind"] == "llm_call") == 2

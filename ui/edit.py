@@ -20,6 +20,7 @@ from costa.session import MAX_CLICKS, MODES, TurnOptions
 from costa.session.preview import plan_cache_put
 from costa.session.turns import region_warnings
 from costa.session.view import is_tool_event
+from ui import progress as P
 from ui import render as R
 from ui import targets_view as TV
 from ui.overlays import annotate, editor_value, pointed_region, points_text
@@ -64,13 +65,14 @@ class EditTab:
     do_rest: gr.Button
     reflect: gr.Checkbox  # multi-expert reflection on/off for the next turn (ui.reflection_panel)
     reflection: gr.Markdown
+    progress: gr.HTML  # the stepped tool's progress bar (ui.progress), shown only while such a call runs
 
     @property
     def outputs(self) -> list[Any]:
         return [
             self.image, self.points, self.box, self.brush_editor, self.downloads, self.chat, self.instruction,
             self.prediction, self.tree, self.graph, self.slider, self.undo, self.redo, self.ledger, self.target_row,
-            self.reflection,
+            self.reflection, self.progress,
         ]  # fmt: skip
 
 
@@ -125,6 +127,7 @@ def build_edit(settings: Any) -> EditTab:
                     )  # fmt: skip
                     send = gr.Button("Send", variant="primary", scale=1, min_width=80, elem_id="send")
                     stop = gr.Button("Stop", variant="stop", scale=1, min_width=80, elem_id="stop")
+                progress = P.build_progress()
                 target_row, edit_region, let_me_point, do_rest = TV.action_row()  # unverified targets
                 with gr.Row():
                     alpha = gr.Slider(
@@ -162,7 +165,7 @@ def build_edit(settings: Any) -> EditTab:
         image, points, clear_points, box, brush_panel, brush_editor, use_brush, clear_brush, examples, export,
         downloads, chat, instruction, send, stop, alpha, threshold, mode, prediction, tree, graph, slider, undo,
         redo, ledger, target_row=target_row, edit_region=edit_region, let_me_point=let_me_point, do_rest=do_rest,
-        reflect=reflection.switch, reflection=reflection.markdown,
+        reflect=reflection.switch, reflection=reflection.markdown, progress=progress,
     )  # fmt: skip
 
 
@@ -335,7 +338,11 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         totals = R.session_totals(core.session_totals(state.session_id))
         first, view = True, None
         seen: list[Any] = []
-        for view, ev in core.run(req):
+        for what, item in P.with_progress(lambda on_progress: core.run(req, on_progress)):
+            if what == "progress":  # a stepped tool's progress, while its call runs
+                yield {tab.progress: P.bar_update(item)}
+                continue
+            view, ev = item
             seen.append(ev)
             if ev is not None and ev.kind == "reflection_kept":
                 yield {tab.reflection: panel_update(seen, bool(r))}

@@ -166,6 +166,11 @@ def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]
     if done is not None:
         meta["log"] = f"quality {done.quality:.2f}"
         body = f"Done via **{' → '.join(done.tools)}** · quality {done.quality:.2f}"
+        if done.subtask_kind in view.unreferenced:
+            body = (
+                f"Answered via **{' → '.join(done.tools)}** · ⚠ the answer is not verified: only its form was "
+                "checked (nothing here to compare it with) — judge it yourself"
+            )
         if done.result:
             body += f"\n\nResult: {done.result}"
     elif state == "skipped":

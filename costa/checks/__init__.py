@@ -39,9 +39,18 @@ def subtask_checks() -> Mapping[str, CheckFn]:
     from costa.checks.image import IMAGE_CHECKS
     from costa.checks.objects import OBJECT_CHECKS
     from costa.checks.privacy import PRIVACY_CHECKS
+    from costa.checks.readouts import READOUT_CHECKS
     from costa.checks.text import TEXT_CHECKS
 
-    return {**TEXT_CHECKS, **OBJECT_CHECKS, **PRIVACY_CHECKS, **BACKGROUND_CHECKS, **IMAGE_CHECKS, **GEOMETRY_CHECKS}
+    return {
+        **TEXT_CHECKS,
+        **OBJECT_CHECKS,
+        **PRIVACY_CHECKS,
+        **BACKGROUND_CHECKS,
+        **IMAGE_CHECKS,
+        **GEOMETRY_CHECKS,
+        **READOUT_CHECKS,
+    }
 
 
 def artifact_checks() -> Mapping[str, CheckFn]:

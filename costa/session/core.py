@@ -25,7 +25,7 @@ import numpy as np
 from costa.agent import UserRegion, build_graph, run_turn
 from costa.errors import InputError
 from costa.eventlog import event_to_dict
-from costa.events import Event, PlanReady
+from costa.events import Event, LlmCall, PlanReady
 from costa.images import load_image
 from costa.models.control import ToolStoppedError, TurnControl, run_stoppable
 from costa.pointing import describe_region, region_from_pointing
@@ -96,6 +96,7 @@ class SessionCore(HistoryMixin, PreviewMixin):
         self.runtimes = Runtimes(self.settings.home, self.settings.tmp_idle_seconds)
         self.names = {k: v.name for k, v in services.tables.subtasks.items()}
         self.reads = frozenset(k for k, v in services.tables.subtasks.items() if not v.edits_image)
+        self.unreferenced = frozenset(k for k, v in services.tables.subtasks.items() if v.unreferenced)
         self._client: Any = None
         self._client_checked = False
         self._client_lock = threading.Lock()
@@ -313,7 +314,12 @@ class SessionCore(HistoryMixin, PreviewMixin):
         turns = self.store.turns(session.id)
         number = len(turns) + 1
         view = TurnView(
-            req.instruction, self.names, opts.threshold, region_note=describe_region(req.region), reads=self.reads
+            req.instruction,
+            self.names,
+            opts.threshold,
+            region_note=describe_region(req.region),
+            reads=self.reads,
+            unreferenced=self.unreferenced,
         )
         view.notes.extend(req.notes)
         params: dict[str, Any] = {
@@ -349,7 +355,15 @@ class SessionCore(HistoryMixin, PreviewMixin):
         planned: PlanResult | None = None
         result_version: int | None = None
         status = "failed"
-        control = TurnControl(stop=rt.stop, on_event=on_progress)  # Stop also interrupts a diffusion call
+
+        def on_tool_event(ev: Event) -> None:  # from a tool's worker thread, while the turn waits on it
+            if isinstance(ev, LlmCall):  # a tool's own endpoint request (API tools): the ledger and the record count it
+                view.llm.append(ev)
+                events.append(ev)
+            if on_progress is not None:
+                on_progress(ev)
+
+        control = TurnControl(stop=rt.stop, on_event=on_tool_event)  # Stop also interrupts a diffusion call
         try:
             yield view, None
             if resolved.changed:

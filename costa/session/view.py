@@ -112,6 +112,7 @@ class TurnView:
     turn_id: int | None = None
     turn_number: int | None = None  # the turn's number within its session (what the user sees)
     reads: frozenset[str] = frozenset()  # subtask kinds that read the image (their results are text, not pixels)
+    unreferenced: frozenset[str] = frozenset()  # kinds whose answer is checked for form only (no offline reference)
     region_note: str = ""
     started: float = field(default_factory=time.perf_counter)
     plan: Plan | None = None

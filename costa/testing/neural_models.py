@@ -98,7 +98,10 @@ def build_grounding_dino(
 
     out = models_dir / repo
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer = BertTokenizerFast(vocab_file=str(_bert_vocab(out / "vocab.txt")))
+    # transformers 5's BertTokenizerFast takes the vocabulary itself; a `vocab_file` keyword is silently ignored
+    # (every word would be [UNK] and the noun could never match a phrase).
+    words = _bert_vocab(out / "vocab.txt").read_text(encoding="utf-8").split()
+    tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(words)})
     torch.manual_seed(0)
     if size == "tiny":
         config = GroundingDinoConfig(

@@ -6,6 +6,10 @@ the stand-in for loading a model. `slow_tables(dest)` writes a copy of tool_tabl
 `text_replace_pillow` row names this class, for `Services(tables=load_tables(dest))`; `python -m
 costa.testing.slow_tools DIR` starts `app.py` on such a copy (the only difference from the real app). Never used
 outside tests.
+
+`SteppedTextReplacer` (FAKE) is the same writer after `COSTA_FAKE_STEPS` steps (default 8) of
+`COSTA_FAKE_STEP_SECONDS` each (default 0.5 s), reporting `step(i, n)` after each like a diffusion tool (so the page's
+progress bar and Stop between steps can be seen); `python -m costa.testing.slow_tools DIR stepped` uses it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from costa.types import EditState, Subtask, ToolOutput
 #: The tool row whose class is replaced, and the class that replaces it.
 SLOW_TOOL = "text_replace_pillow"
 SLOW_CLASS = "costa.testing.slow_tools:SlowTextReplacer"
+STEPPED_CLASS = "costa.testing.slow_tools:SteppedTextReplacer"
 #: Calls of the fake: counters of runs and loads started and finished (finished after Stop: done in the background).
 CALLS = {"started": 0, "finished": 0, "loading": 0, "loaded": 0}
 _LOCK = threading.Lock()
@@ -57,8 +62,22 @@ class SlowTextReplacer(PillowTextReplacer):
         return out
 
 
-def slow_tables(dest: Path) -> Path:
-    """A copy of tool_tables/ in `dest` with `SLOW_TOOL` implemented by `SlowTextReplacer`; returns `dest`."""
+class SteppedTextReplacer(PillowTextReplacer):
+    """FAKE: `PillowTextReplacer` after `COSTA_FAKE_STEPS` sleeps, each reported as a step (see the module doc)."""
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        from costa.models.control import step
+
+        total = int(os.environ.get("COSTA_FAKE_STEPS", "8"))
+        for i in range(1, total + 1):
+            time.sleep(fake_seconds("STEP", 0.5))
+            step(i, total)  # progress to the page; raises ToolStoppedError after Stop
+        return super().run(state, subtask, params)
+
+
+def slow_tables(dest: Path, cls: str = SLOW_CLASS) -> Path:
+    """A copy of tool_tables/ in `dest` with `SLOW_TOOL` implemented by `cls` (default `SlowTextReplacer`); returns
+    `dest`."""
     from costa.tables import TABLES_DIR
 
     shutil.copytree(TABLES_DIR, dest, dirs_exist_ok=True)
@@ -67,19 +86,21 @@ def slow_tables(dest: Path) -> Path:
     start = next(i for i, line in enumerate(lines) if line.strip() == f"- id: {SLOW_TOOL}")
     at = next(i for i in range(start, len(lines)) if lines[i].strip().startswith("class:"))
     indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
-    lines[at] = f'{indent}class: "{SLOW_CLASS}"\n'
+    lines[at] = f'{indent}class: "{cls}"\n'
     tools.write_text("".join(lines), encoding="utf-8")
     return dest
 
 
 def main(argv: list[str]) -> None:
-    """Start app.py (from the repository root) with its tables read from a `slow_tables` copy in argv[0]."""
+    """Start app.py (from the repository root) with its tables read from a `slow_tables` copy in argv[0]; argv[1]
+    "stepped" makes the tool `SteppedTextReplacer`."""
     import runpy
 
     import costa.tables
 
     root = Path(__file__).resolve().parents[2]
-    costa.tables.TABLES_DIR = slow_tables(Path(argv[0]))
+    cls = STEPPED_CLASS if argv[1:2] == ["stepped"] else SLOW_CLASS
+    costa.tables.TABLES_DIR = slow_tables(Path(argv[0]), cls)
     sys.path.insert(0, str(root))
     runpy.run_path(str(root / "app.py"), run_name="__main__")
 

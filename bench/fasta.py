@@ -134,6 +134,13 @@ class TaskRun:
     fallbacks: Counter[str] = field(default_factory=Counter)
     first_fail: int = 0  # subtasks whose first tool choice failed a check
     overhead: float = 0.0  # wall seconds of search / rule choice / features, tools and checks left out
+    #: Per subtask kind: subtasks, tool-seconds, seconds of runs that failed their check, subtasks whose first choice
+    #: failed, and (fast–slow) served fast, rule failed (and the seconds it paid), no rule applied.
+    by_kind: dict[str, Counter[str]] = field(default_factory=dict)
+
+
+def _kind_row(by_kind: dict[str, Counter[str]], kind: str) -> Counter[str]:
+    return by_kind.setdefault(kind, Counter())
 
 
 def _plan(services: Services, task: SyntheticTask) -> Plan:
@@ -210,6 +217,16 @@ def run_plan_search(
             break
     overhead = time.perf_counter() - t0 - (ex_cls.inside[0] - inside0)
     first_fail = {o.node.subtask_id for o in result.observations if not o.passed}
+    by_kind: dict[str, Counter[str]] = {}
+    for s in plan.subtasks:
+        row = _kind_row(by_kind, s.kind)
+        row["subtasks"] += 1
+        row["first_fail"] += s.id in first_fail
+    for o in result.observations:
+        row = _kind_row(by_kind, o.node.kind)
+        row["seconds"] += o.seconds
+        if not o.passed:
+            row["failed_seconds"] += o.seconds
     done: dict[str, tuple[str, Any]] = {}
     quality = []
     if result.found:
@@ -232,6 +249,7 @@ def run_plan_search(
         passed,
         first_fail=len(first_fail),
         overhead=overhead,
+        by_kind=by_kind,
     )
 
 
@@ -249,19 +267,39 @@ def run_fast_slow_task(
     failed_first: set[str] = set()
     turn: TurnDone | None = None
     hit: dict[str, str] = {}
+    kinds = {s.id: s.kind for s in plan.subtasks}
+    by_kind: dict[str, Counter[str]] = {}
+    for s in plan.subtasks:
+        _kind_row(by_kind, s.kind)["subtasks"] += 1
+    rule_paid: Counter[str] = Counter()  # seconds the rule tried first paid, per subtask
     t0, inside0 = time.perf_counter(), runtime.executor_class.inside[0]
     for ev in run_fast_slow(services, task.image, plan, alpha, None, region, runtime, task=name):
         if isinstance(ev, SubtaskDone):
             done[ev.subtask_id] = (ev.result, ev.image)
             quality[ev.subtask_id] = ev.quality
             fast += ev.subtask_id in hit
+            _kind_row(by_kind, kinds[ev.subtask_id])["fast"] += ev.subtask_id in hit
         elif isinstance(ev, RuleHit):
             hit[ev.subtask_id] = ev.rule_id
         elif isinstance(ev, Fallback):
+            row = _kind_row(by_kind, kinds[ev.subtask_id])
+            if ev.rule_id is None:
+                row["no_rule"] += 1
+            else:
+                row["rule_failed"] += 1
+                row["rule_failed_seconds"] += rule_paid[ev.subtask_id]
             hit.pop(ev.subtask_id, None)
             fallbacks["no rule applies" if ev.rule_id is None else f"{ev.tool} failed its check"] += 1
-        elif isinstance(ev, ToolFinished) and not ev.passed:
-            failed_first.add(ev.subtask_id)
+        elif isinstance(ev, ToolFinished):
+            row = _kind_row(by_kind, kinds[ev.subtask_id])
+            row["seconds"] += ev.seconds  # type: ignore[assignment]
+            if ev.subtask_id in hit:
+                rule_paid[ev.subtask_id] += ev.seconds  # type: ignore[assignment]
+            if not ev.passed:
+                row["failed_seconds"] += ev.seconds  # type: ignore[assignment]
+                if ev.subtask_id not in failed_first:
+                    row["first_fail"] += 1
+                failed_first.add(ev.subtask_id)
         elif isinstance(ev, TurnDone):
             turn = ev
     assert turn is not None
@@ -269,7 +307,16 @@ def run_fast_slow_task(
     passed = _truth(services, task, plan, done, vcache)
     q = [quality.get(s.id, 0.0) for s in plan.subtasks]
     return TaskRun(
-        turn.tool_seconds, turn.executions, len(plan.subtasks), q, passed, fast, fallbacks, len(failed_first), overhead
+        turn.tool_seconds,
+        turn.executions,
+        len(plan.subtasks),
+        q,
+        passed,
+        fast,
+        fallbacks,
+        len(failed_first),
+        overhead,
+        by_kind,
     )
 
 
@@ -309,6 +356,13 @@ class ModeResult:
         for r in self.runs:
             c.update(r.fallbacks)
         return c
+
+    def by_kind(self) -> dict[str, Counter[str]]:
+        out: dict[str, Counter[str]] = {}
+        for r in self.runs:
+            for kind, row in r.by_kind.items():
+                _kind_row(out, kind).update(row)
+        return out
 
     @property
     def first_fail(self) -> float:
@@ -406,6 +460,8 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
             f"{m.success:7.1%} {cov}  {fb}"
         )
     lines.append("")
+    lines.extend(kind_table(lazy1, modes[("fast-slow", 1.0)]))
+    lines.append("")
     lines.append("learning curve (fast-slow at α=1 on the evaluation stream, table frozen at each checkpoint):")
     lines.append(f"  {'train tasks':>11} {'tool s':>8} {'quality':>7} {'fast':>5} {'rules':>5}")
     for n, s, q, fast, nr in curve:
@@ -418,7 +474,7 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
         for p in props[:40]:
             e = p.evidence
             lines.append(
-                f"  {'ACCEPT' if p.accepted else 'reject'} {p.action:6} r{p.refinement} {p.rule.describe()[:100]}: "
+                f"  {'ACCEPT' if p.accepted else 'reject'} {p.action:6} r{p.refinement} {p.rule.describe()[:150]}: "
                 f"ΔC {e.get('dC%')}% ΔQ {e.get('dQ%')}% B {e.get('B')} ({e.get('changed')}/{e.get('samples')} changed)"
             )
     lines.append("rules in force at the end:")
@@ -444,6 +500,29 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
         f"{100.0 * fs1.coverage:.1f}%"
     )
     return "\n".join(lines)
+
+
+def kind_table(lazy: ModeResult, fast_slow: ModeResult) -> list[str]:
+    """Where the tool-seconds go, per subtask kind, lazy A* vs fast–slow (α = 1, evaluation stream).
+
+    Columns: subtasks; lazy A*'s tool-seconds, the part spent on runs that failed their check, subtasks whose first
+    choice failed; fast–slow's tool-seconds and failed-run part, subtasks served fast, rules that failed (with the
+    seconds they paid before the fallback), subtasks no rule applied to.
+    """
+    a, b = lazy.by_kind(), fast_slow.by_kind()
+    out = [
+        "where the tool-seconds go (α=1, evaluation stream): lazy A* | fast-slow",
+        f"  {'kind':22} {'n':>3} | {'tool s':>7} {'failed s':>8} {'1st fails':>9} | {'tool s':>7} {'failed s':>8}"
+        f" {'fast':>4} {'rule fails (s)':>14} {'no rule':>7}",
+    ]
+    for kind in sorted(set(a) | set(b), key=lambda k: -a.get(k, Counter())["seconds"]):
+        x, y = a.get(kind, Counter()), b.get(kind, Counter())
+        fails = f"{y['rule_failed']} ({y['rule_failed_seconds']:.2f})"
+        out.append(
+            f"  {kind:22} {x['subtasks']:3} | {x['seconds']:7.2f} {x['failed_seconds']:8.2f} {x['first_fail']:9} |"
+            f" {y['seconds']:7.2f} {y['failed_seconds']:8.2f} {y['fast']:4} {fails:>14} {y['no_rule']:7}"
+        )
+    return out
 
 
 HELP = "FaSTA* fast-slow vs eager and lazy A* on a seeded task stream, learning as it runs (real tools, 256 px)"

@@ -249,6 +249,9 @@ class Reflection(Event):
     perceptual_quality, aesthetics and logical_consistency (0–10, None where not judged), its `score` (mean of the
     judged ones), `positive` and `negative` (lists of strings). `score` is the mean of the experts' scores (0–10);
     `decision` is "accept" (score ≥ τ_sr), "retry" or "best_of" (τ_it attempts spent).
+    `merged` is the LLM aggregator's merge of the feedback when it ran (an aggregator is configured and VLM experts
+    judged): `keep` and `fix` (each fix `text` and `action`, "" for none), `ignored` (actions it named that the
+    protocol does not know) and `note` (why it was unavailable or unusable); empty when it did not run.
     """
 
     subtask_id: str
@@ -256,6 +259,7 @@ class Reflection(Event):
     experts: tuple[dict[str, Any], ...]
     score: float
     decision: str
+    merged: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,16 @@ _TOOL_KEYS = {
     "planned_reason",
 }
 #: Boolean category columns of subtasks.yaml (each defaults to false; see `SubtaskSpec`).
-_SUBTASK_FLAGS = ("creates", "edits_text", "reads_text", "runs_first", "exclusive", "whole_image", "resizes")
+_SUBTASK_FLAGS = (
+    "creates",
+    "edits_text",
+    "reads_text",
+    "runs_first",
+    "exclusive",
+    "whole_image",
+    "resizes",
+    "unreferenced",
+)
 _SUBTASK_KEYS = {"id", "name", "produces", "edits_image", "description", "target", *_SUBTASK_FLAGS}
 _REQUIRED_TOOL_KEYS = {"id", "family", "backend", "status", "subtasks", "inputs", "outputs"}
 

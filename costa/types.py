@@ -395,6 +395,9 @@ class SubtaskSpec:
     whole_image: bool = False
     #: It changes the image size.
     resizes: bool = False
+    #: Its answer has no reference to check it against offline (a caption, a depth map): its check judges the form
+    #: only, and the chat, the CLI and the API say the answer itself is not verified.
+    unreferenced: bool = False
 
 
 @dataclass(frozen=True)

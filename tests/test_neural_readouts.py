@@ -255,5 +255,6 @@ def test_blip_captions_and_the_cli_records_events_and_ledger(models_dir: Path, t
     caption = done["result"]
     assert done["tools"] == ["blip_caption"] and caption and caption[0].isupper() and caption in proc.stdout
     assert "a caption of" in finished[0]["reasons"][0]
+    assert "answer not verified: only its form was checked" in proc.stdout  # a caption has no reference here
     ledger = proc.stdout.split("cost ledger:")[1]
     assert "blip_caption" in ledger and "pass" in ledger

@@ -328,7 +328,8 @@ def test_cli_writes_reflection_events_and_can_switch_them_off(tmp_path: Path) ->
     assert main(args, out) == 0
     events = [json.loads(line) for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
     refl = [e for e in events if e["kind"] == "reflection"]
-    assert refl and set(refl[0]) == {"kind", "subtask_id", "attempt", "experts", "score", "decision"}
+    assert refl and set(refl[0]) == {"kind", "subtask_id", "attempt", "experts", "score", "decision", "merged"}
+    assert refl[0]["merged"] == {}  # no aggregator without an endpoint
     assert set(refl[0]["experts"][0]) == {"name", "kind", "scores", "score", "positive", "negative"}
     assert set(refl[0]["experts"][0]["scores"]) == set(DIMS)
     assert "reflect s1 attempt 1" in out.getvalue()

@@ -3,6 +3,7 @@ the fast–slow executor on real tools (small synthetic scenes)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from costa.config import Settings
 from costa.errors import TableError
-from costa.events import Fallback, RuleHit, SubtaskDone, TurnDone
+from costa.events import Fallback, RuleHit, SubtaskDone, ToolFinished, ToolStarted, TurnDone
 from costa.services import Services
 from costa.store import Store
 from costa.subroutines.executor import FastSlowRuntime, run_fast_slow
@@ -19,6 +20,9 @@ from costa.subroutines.mining import (
     Candidate,
     SampleResult,
     best_condition,
+    episodes,
+    induce,
+    induce_contrastive,
     induce_llm,
     induce_statistical,
     refine,
@@ -169,6 +173,62 @@ def test_best_condition_needs_support() -> None:
     assert best_condition([(True, f(1)), (False, f(9))], min_support=2) is None
 
 
+TELEA = ("rapidocr_detect", "text_remove_telea")
+PATCH = ("rapidocr_detect", "text_remove_patchmatch")
+
+
+def _subtask_traces(task: str, texture: float, first_fails: bool) -> list[Trace]:
+    """One text-removal subtask: the shipped-style rule (Telea) runs first; where it fails, the local A*'s PatchMatch
+    passes afterwards (the traces the fast-slow executor records)."""
+    f = ContextFeatures("text_removal", 100, texture=texture, text_length=6).to_dict()
+    fast = Trace(task, "text_removal", TELEA, 0.4, 0.3 if first_fails else 1.0, not first_fails, "", f, "fast", "r")
+    if not first_fails:
+        return [fast]
+    return [fast, Trace(task, "text_removal", PATCH, 0.8, 1.0, True, "", f, "slow")]
+
+
+def test_contrastive_rule_is_learned_where_the_first_choice_fails_in_a_feature_range() -> None:
+    table = RuleTable((Rule("r", "text_removal", TELEA, seconds=0.4, quality=0.95),))
+    traces = [t for i, x in enumerate((1.0, 2.0, 3.0, 4.0, 5.0, 6.0)) for t in _subtask_traces(f"a{i}", x, False)]
+    traces += [t for i, x in enumerate((20.0, 22.0, 25.0, 30.0, 41.0)) for t in _subtask_traces(f"b{i}", x, True)]
+    eps = episodes(traces, table)
+    assert len(eps) == 11 and sum(not e.first_ok for e in eps) == 5
+    (cand,) = induce_contrastive(traces, table)
+    rule = cand.rule
+    assert cand.inducer == "contrastive" and rule.tools == PATCH and rule.replaces == TELEA
+    assert [c.describe() for c in rule.conditions] == ["texture > 13"]  # midpoint of 6 (Telea passed) and 20 (failed)
+    assert rule.support == 5 and rule.seconds == pytest.approx(0.8)
+    # In force, it takes over from the rule whose path it replaces where it applies, and only there (the shipped
+    # rule alone would win on score everywhere: 0.4 s beats 0.8 s).
+    both = table.with_rule(rule)
+    assert both.choose(ContextFeatures("text_removal", 100, texture=30.0), 1.0).tools == PATCH
+    assert both.choose(ContextFeatures("text_removal", 100, texture=3.0), 1.0).tools == TELEA
+    # Not enough support: nothing.
+    assert induce_contrastive(traces[:-4], table) == []
+
+
+def test_contrastive_rule_is_not_proposed_when_no_condition_separates() -> None:
+    table = RuleTable((Rule("r", "text_removal", TELEA, seconds=0.4, quality=0.95),))
+    rng = np.random.default_rng(0)
+    traces: list[Trace] = []
+    for i in range(40):  # Telea fails at random, whatever the context
+        traces += _subtask_traces(f"t{i}", float(rng.uniform(0, 40)), bool(rng.random() < 0.5))
+    assert all(c.rule.tools != PATCH or c.inducer != "contrastive" for c in induce_contrastive(traces, table))
+
+
+def test_proposals_that_fire_nowhere_new_are_not_proposed(tables) -> None:
+    shipped = RuleTable(load_shipped_rules(tables))
+    f = lambda x: ContextFeatures("global_adjustment", 100, texture=x).to_dict()  # noqa: E731
+    traces = [Trace(f"t{i}", "global_adjustment", ("global_adjust",), 0.01, 1.0, True, "", f(x), "fast",
+                    "shipped-adjust") for i, x in enumerate((2, 4, 16, 18, 20, 22, 24, 26, 28))]  # fmt: skip
+    bad = Trace("u", "global_adjustment", ("global_adjust",), 0.01, 0.3, False, "", f(1), "fast", "shipped-adjust")
+    traces += [bad, replace(bad, task="v", features=f(3))]
+    # The statistical inducer alone finds "global_adjust when texture > …" (always succeeded there) ...
+    assert any(c.rule.tools == ("global_adjust",) for c in induce_statistical(traces, shipped))
+    # ... which the shipped "global_adjust always" already covers: not proposed.
+    assert [c for c in induce(traces, shipped) if c.action == "add"] == []
+
+
 def test_verification_accepts_only_negative_benefit_and_refines() -> None:
     telea = Rule("t", "object_removal", ("grabcut_segment", "remove_telea"), seconds=0.1, quality=0.95)
     patch = Rule("p", "object_removal", ("grabcut_segment", "remove_patchmatch"), seconds=1.5, quality=1.0)
@@ -261,12 +321,65 @@ def test_fast_rule_serves_and_a_failing_rule_falls_back_with_its_reason(tmp_path
     assert fb and fb[0].rule_id == "bad" and fb[0].tool == "recolor_hsv" and "failed its check" in fb[0].reason
     done = [e for e in events if isinstance(e, SubtaskDone)]
     assert done and done[0].tools != ("box_mask", "recolor_hsv") and done[0].quality >= 0.8
+    # The fallback pays only for what the rule did not try: box_mask ran once (replayed for the search at no cost),
+    # box_mask → recolor_hsv only in the rule, not in the local A* (which finds another path).
+    started = [e for e in events if isinstance(e, ToolStarted)]
+    at = events.index(fb[0])
+    after = [e.tool for e in events[at:] if isinstance(e, ToolStarted)]
+    assert [e.tool for e in started].count("box_mask") == 1 and "box_mask" not in after
+    assert [e.attempt for e in started if e.tool == "recolor_hsv"][:1] == [0]  # the rule: first attempt only
+    paid = sum(e.seconds for e in events if isinstance(e, ToolFinished))
+    assert events[-1].tool_seconds == pytest.approx(paid)
     log = ObservationLog(store)
     traces = log.traces()
     assert any(t.mode == "fast" and not t.success and t.rule_id == "bad" for t in traces)
     assert any(t.mode == "slow" and t.success for t in traces)
     assert all(t.features["kind"] == "object_recoloration" for t in traces)
     assert log.aggregates()[("recolor_lab", "object_recoloration")][0] >= 2
+
+
+def test_a_rule_step_with_no_alternative_path_runs_its_retries_itself(tmp_path: Path) -> None:
+    from costa.agent import _Executor
+
+    class FirstAttemptFails(_Executor):  # fake outcome: the real tool ran, its first attempt is scored as failing
+        def __call__(self, node, parent, attempt):  # type: ignore[no-untyped-def]
+            out = super().__call__(node, parent, attempt)
+            return replace(out, quality=0.5) if node.tool == "global_adjust" and attempt == 0 else out
+
+    services = Services(Settings(home=tmp_path))
+    runtime = FastSlowRuntime.from_services(services, Store(tmp_path), induce=False)
+    runtime.executor_class = FirstAttemptFails
+    plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
+    events = list(run_fast_slow(services, np.full((48, 64, 3), 90, np.uint8), plan, 1.0, None, None, runtime))
+    # global_adjust is the kind's only path, so the rule retries it (the fallback could do nothing else): served fast.
+    assert not any(isinstance(e, Fallback) for e in events)
+    assert [e.attempt for e in events if isinstance(e, ToolStarted)] == [0, 1]
+    assert events[-1].ok and events[-1].executions == 2
+    assert events[-1].tool_seconds == pytest.approx(sum(e.seconds for e in events if isinstance(e, ToolFinished)))
+    # Where the fallback has another path, the failed step is left out and comes back only when nothing else passes.
+    runtime._table = RuleTable((Rule("bad", "object_recoloration", ("box_mask", "recolor_hsv"), seconds=1e-4),))
+    scene = _object_scene()
+    box = Box(scene.box.x - 4, scene.box.y - 4, scene.box.w + 8, scene.box.h + 8)
+    recolour = Plan(subtasks=(Subtask(id="s1", kind="object_recoloration", target="object", result="green"),))
+    events = _run(services, scene.image, recolour, runtime, box)
+    assert any(isinstance(e, Fallback) for e in events)
+
+
+def test_a_stopped_rule_step_neither_falls_back_nor_teaches(tmp_path: Path) -> None:
+    from costa.models.control import TurnControl
+
+    services = Services(Settings(home=tmp_path))
+    store = Store(tmp_path)
+    runtime = FastSlowRuntime.from_services(services, store, induce=False)
+    control = TurnControl()
+    control.stop.set()  # Stop pressed before the turn's first tool call
+    plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
+    image = np.full((48, 64, 3), 90, np.uint8)
+    events = list(run_fast_slow(services, image, plan, 1.0, None, None, runtime, control=control))
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert [e.stopped for e in finished] == [True] and not any(isinstance(e, Fallback) for e in events)
+    assert not events[-1].ok
+    assert ObservationLog(store).traces() == [] and ObservationLog(store).aggregates() == {}
 
 
 def test_run_turn_mode_switch_and_cli_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -110,3 +110,26 @@ def test_labels_cannot_break_the_diagram() -> None:
 def test_the_prediction_readout_marks_the_current_alpha() -> None:
     md = R.prediction_markdown(1.0, [(0.0, (("s1", "a"),), 1.0, 0.99), (1.0, (("s1", "b"),), 0.1, 0.9)])
     assert md.startswith("**Prediction at α = 1:** 0.100 s, quality 0.90 via b") and "| **1** | **b** |" in md
+
+
+def test_an_answer_checked_for_form_only_is_not_called_verified() -> None:
+    """A caption (no reference offline) that passed its form check is shown as an unverified answer, not as
+    "Done · quality 1.00"; an OCR read (checked by reading again) keeps its quality line."""
+    tables = load_tables()
+    unreferenced = frozenset(k for k, v in tables.subtasks.items() if v.unreferenced)
+    assert {"image_captioning", "depth_estimation"} <= unreferenced and "text_extraction" not in unreferenced
+    plan = Plan(
+        instruction="caption this image and read the text",
+        subtasks=(Subtask(id="s1", kind="image_captioning"), Subtask(id="s2", kind="text_extraction")),
+    )
+    view = TurnView(plan.instruction, {}, 0.8, turn_id=3, unreferenced=unreferenced)
+    for ev in (
+        E.PlanReady(plan, 0.01),
+        E.SubtaskDone("s1", "image_captioning", ("blip_caption",), 1.0, "A dog on a sofa."),
+        E.SubtaskDone("s2", "text_extraction", ("rapidocr_read",), 0.97, "SALE"),
+        E.TurnDone(0.5, 0.4, 2, 0.97, None, {"s1": "A dog on a sofa.", "s2": "SALE"}, True, {}),
+    ):
+        view.apply(ev)
+    text = {m["metadata"]["id"].split("-")[-1]: m["content"] for m in R.chat_messages(view) if m.get("metadata")}
+    assert "not verified" in text["s1"] and "quality 1.00" not in text["s1"]
+    assert "quality 0.97" in text["s2"] and "not verified" not in text["s2"]

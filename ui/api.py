@@ -43,6 +43,7 @@ def report(view: TurnView, session_id: str, notes: tuple[str, ...] = ()) -> dict
                 "state": view.subtask_state(s.id),
                 "tools": list(done[s.id].tools) if s.id in done else [],
                 "quality": done[s.id].quality if s.id in done else None,
+                "answer_verified": s.kind not in view.unreferenced,  # False: only the answer's form was checked
                 "result": done[s.id].result if s.id in done else "",
                 "why_not": view.unavailable.get(s.id, ""),
                 "needs_pointing": s.id in view.needs_pointing,

@@ -72,7 +72,7 @@ class EditTab:
         return [
             self.image, self.points, self.box, self.brush_editor, self.downloads, self.chat, self.instruction,
             self.prediction, self.tree, self.graph, self.slider, self.undo, self.redo, self.ledger, self.target_row,
-            self.reflection, self.progress,
+            self.reflection, self.progress, self.brush_panel,
         ]  # fmt: skip
 
 
@@ -362,11 +362,17 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
             return
         state.past = [*state.past, *R.chat_messages(view)][-MAX_PAST_MESSAGES:]
         state.last_view, state.plans = view, {}
+        asked = R.points_hint(view)  # reflection asks the user to point: open the pointing tools
         done = page.snapshot(state)
         if view.status in ("done", "partial"):
             state.clear_pointing()
             state.box = ""
             done = {**page.snapshot(state), tab.box: ""}
+        if asked is not None:
+            state.brush_open, state.brush_version = True, None
+            done.update(brush_sync(state))  # the opened editor shows the current image
+            done[tab.brush_panel] = gr.update(open=True)
+            done[tab.points] = asked
         if view.needs_pointing or view.status in ("failed", "stopped", "unverified"):
             done[tab.instruction] = req.instruction  # kept, so pointing and pressing Send again is enough
         done[tab.reflection] = panel_update(seen, bool(r))

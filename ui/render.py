@@ -166,6 +166,11 @@ def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]
     if done is not None:
         meta["log"] = f"quality {done.quality:.2f}"
         body = f"Done via **{' → '.join(done.tools)}** · quality {done.quality:.2f}"
+        if done.subtask_kind in view.unreferenced:
+            body = (
+                f"Answered via **{' → '.join(done.tools)}** · ⚠ the answer is not verified: only its form was "
+                "checked (nothing here to compare it with) — judge it yourself"
+            )
         if done.result:
             body += f"\n\nResult: {done.result}"
     elif state == "skipped":
@@ -183,6 +188,8 @@ def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]
         body = f"Not done: the target was found but not verified — {'; '.join(u.missing)}. {u.summary}"
     else:
         body = "Searching for the cheapest good tool path…" if rows else "Waiting for its turn in the plan."
+    if sid in view.ask_pointing and state != "skipped" and state != "failed":
+        body = "📍 **" + asked_pointing_line(view, sid) + "**\n\n" + body
     for panel in view.panels.get(sid, ()):
         body += f"\n\n**{panel.title}** — {panel.body}"
         if panel.actions:
@@ -212,6 +219,25 @@ def pointing_hint(view: TurnView, sid: str) -> str:
         f"this machine cannot find **'{target}'** by itself. Click on it in the image (one click picks the region "
         "around the click; two clicks span a box), paint over it with the brush, or type a box x,y,w,h, then press "
         "Send again."
+    )
+
+
+def asked_pointing_line(view: TurnView, sid: str) -> str:
+    """What reflection asks the user to point at for subtask `sid` (a ReflectionRetry "ask_user"), and why."""
+    assert view.plan is not None
+    target = view.plan.by_id(sid).target or "the target"
+    why = view.ask_pointing.get(sid, "")
+    return f"Point at '{target}'" + (f": reflection doubts the target ({why})" if why else "")
+
+
+def points_hint(view: TurnView | None) -> str | None:
+    """The pointing status line when reflection asked the user to point at a target (None when it did not)."""
+    if view is None or view.plan is None or not view.ask_pointing:
+        return None
+    targets = ", ".join(dict.fromkeys(f"'{view.plan.by_id(sid).target or 'the target'}'" for sid in view.ask_pointing))
+    return (
+        f"📍 Point at {targets}: reflection doubts the target. Click it in the image, type its box, or paint it with "
+        "the brush below, then press Send again."
     )
 
 
@@ -265,6 +291,12 @@ def final_text(view: TurnView) -> str:
     if pointing and view.plan is not None:
         hint = pointing_hint(view, pointing[0])
         lines.append("📍 " + hint[:1].upper() + hint[1:])
+    if view.ask_pointing and view.plan is not None:
+        asked = "; ".join(asked_pointing_line(view, sid) for sid in sorted(view.ask_pointing))
+        lines.append(
+            f"📍 **{asked}.** Click it in the image, type its box or paint it with the brush (opened on the left), "
+            "then press Send again: the instruction is kept. Undo first if the kept attempt is wrong."
+        )
     t = view.totals()
     if view.status == "stopped":
         lines.append(f"⏹️ **Stopped** after {t['executions']:.0f} tool run(s); the image is unchanged.")
@@ -278,6 +310,12 @@ def final_text(view: TurnView) -> str:
             lines.append(unverified_text(view))
         elif view.status == "done":
             lines.append(f"✅ **Done** · {cost} · path quality {view.outcome.quality:.2f}")
+        elif (
+            view.status == "partial"
+            and view.plan is not None
+            and set(view.done_subtasks) >= {s.id for s in view.plan.subtasks}
+        ):  # every subtask ran; reflection kept a best attempt below its threshold
+            lines.append(f"☑️ **Done, not accepted by reflection** · {cost} · the best attempt was kept (see above)")
         elif view.status == "partial":
             lines.append(f"☑️ **Partly done** · {cost} · some subtasks were not run (see above)")
         else:

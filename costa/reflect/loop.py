@@ -10,7 +10,10 @@ otherwise the negative feedback picks an action the engine can take —
 - ``restore_protected``: the attempt with earlier edits' regions (outside this target) put back as they were;
 - ``ask_user``: the target is the problem — stop and ask the user to point at it;
 
-up to τ_it attempts in all; then the best-scoring attempt is kept and labelled (`ReflectionKept`). A subtask whose
+up to τ_it attempts in all; then the best-scoring attempt is kept and labelled (`ReflectionKept`). When the table
+has an aggregator and VLM experts judged the attempt, the LLM aggregator merges their feedback first: its fixes (each
+may name one of these actions) come before the experts' own negatives, so they pick the retry and its reason; the
+merge is recorded in the `Reflection` event (`merged`). S is always the experts' arithmetic mean. A subtask whose
 kept result differs from the search's makes every later subtask run again on the new image (a local search each).
 """
 
@@ -36,7 +39,7 @@ from costa.masks import dilate_mask
 from costa.models.control import run_stoppable
 from costa.reflect.experts import Evidence, ProtectedRegion, offline_experts
 from costa.reflect.protocol import ExpertJudgement, Feedback, Protocol, aggregate, load_protocol
-from costa.reflect.vlm_experts import VlmPanel, vlm_panel
+from costa.reflect.vlm_experts import MergedFeedback, VlmPanel, vlm_panel
 from costa.types import EditState, Plan, ToolOutput
 
 if TYPE_CHECKING:
@@ -59,6 +62,7 @@ class Attempt:
     offset: int = 0
     judgements: tuple[ExpertJudgement, ...] = ()
     score: float = 0.0
+    merged: MergedFeedback | None = None
 
 
 @dataclass
@@ -93,8 +97,11 @@ class Reflector:
         protocol = load_protocol(Path(table) if table else None)
         return cls(protocol, offline_experts(protocol), vlm_panel(services.settings, protocol))
 
-    def judge(self, evidence: Evidence, sid: str, attempt: int) -> tuple[tuple[ExpertJudgement, ...], list[Event]]:
-        """Every expert's judgement of one attempt, and the events (LLM calls, dropped experts) it produced."""
+    def judge(
+        self, evidence: Evidence, sid: str, attempt: int
+    ) -> tuple[tuple[ExpertJudgement, ...], list[Event], MergedFeedback | None]:
+        """Every expert's judgement of one attempt, the aggregator's merge of their feedback (None when no aggregator
+        is configured or no VLM expert judged), and the events (LLM calls, dropped experts) they produced."""
         events: list[Event] = []
         judgements = [expert.judge(evidence) for expert in self.offline]
         if self.vlm.experts:
@@ -106,7 +113,11 @@ class Reflector:
                     events.append(ExpertDropped(sid, attempt, expert.name, v.dropped))
                 else:
                     judgements.append(v.judgement)
-        return tuple(judgements), events
+        merged = None
+        if self.vlm.aggregator is not None and any(j.kind == "vlm" for j in judgements):
+            merged = self.vlm.aggregator.merge(judgements, self.protocol.actions)
+            events.extend(merged.calls)
+        return tuple(judgements), events, merged
 
 
 def _evidence(
@@ -292,11 +303,13 @@ def reflect_turn(
                 grounders.add(a.tools[0])
             ev_in = _evidence(services, plan, a, protected, history, getattr(executor, "ctx", None))
             judged = lambda e=ev_in, n=a.number, s=sid: reflector.judge(e, s, n)  # noqa: E731
-            # the experts (OCR, VLM requests) in a worker: Stop ends the turn without waiting for an endpoint
-            judgements, events = run_stoppable(judged, control, sid, "reflection", a.number, exclusive=False)
+            # the experts and the aggregator (OCR, VLM requests) in a worker: Stop ends the turn without waiting for
+            # an endpoint
+            judgements, events, merged = run_stoppable(judged, control, sid, "reflection", a.number, exclusive=False)
             yield from events
             a.judgements = judgements
-            a.score = round(aggregate(judgements), 3)
+            a.merged = merged
+            a.score = round(aggregate(judgements), 3)  # the experts' mean: the aggregator never scores
             decision, _ = p.decide(a.score, a.number)
             candidates: list[_Candidate] = []
             if decision == "retry":
@@ -305,7 +318,14 @@ def reflect_turn(
                 )
                 if not any(c.action != "ask_user" for c in candidates):
                     decision = "best_of"
-            yield Reflection(sid, a.number, tuple(j.to_event() for j in judgements), a.score, decision)
+            yield Reflection(
+                sid,
+                a.number,
+                tuple(j.to_event() for j in judgements),
+                a.score,
+                decision,
+                merged.to_event() if merged is not None else {},
+            )
             if decision != "retry":
                 ask = next((c for c in candidates if c.action == "ask_user"), None)
                 if ask is not None:
@@ -335,7 +355,7 @@ def reflect_turn(
         if accepted:
             why = f"attempt {best.number} scored {best.score:.1f} ≥ {p.tau_sr:g}"
         else:
-            worst = [f.text for j in best.judgements for f in j.negative][:2]
+            worst = [f.text for f in _negatives(best)][:2]
             why = (
                 f"no attempt reached {p.tau_sr:g} in {len(attempts)} attempt(s); kept attempt {best.number} "
                 f"(score {best.score:.1f})" + (": " + "; ".join(worst) if worst else "")
@@ -385,7 +405,7 @@ def _candidates(
 ) -> list[_Candidate]:
     """The retry actions that can run for attempt `a`, in the order its negative feedback and the table give."""
     tables = services.tables
-    negatives = [f for j in a.judgements for f in j.negative]
+    negatives = _negatives(a)
     out: list[_Candidate] = []
     for action in _actions(negatives, p):
         reason = next((f.text for f in negatives if f.action == action), negatives[0].text if negatives else "")
@@ -418,10 +438,17 @@ def _candidates(
     return out
 
 
+def _negatives(a: Attempt) -> list[Feedback]:
+    """The feedback a retry acts on: the aggregator's fixes first (when it merged), then every expert's negatives."""
+    merged = list(a.merged.fix) if a.merged is not None else []
+    return [*merged, *(f for j in a.judgements for f in j.negative)]
+
+
 def _actions(negatives: Sequence[Feedback], p: Protocol) -> list[str]:
-    """Actions to try: those the negative feedback asks for (in order), then the table's default order."""
+    """Actions to try: those the negative feedback asks for (in order), then the table's default order; only the
+    table's `actions` (a protocol that lists fewer never takes the others)."""
     asked = [f.action for f in negatives if f.action]
-    return list(dict.fromkeys([*asked, *p.actions]))
+    return [x for x in dict.fromkeys([*asked, *p.actions]) if x in p.actions]
 
 
 def _any_chain(

@@ -33,7 +33,9 @@ def describe_event(ev: Any) -> str:
     """One line for a reflection, reflection_retry, reflection_kept or expert_dropped event."""
     if ev.kind == "reflection":
         experts = ", ".join(f"{e['name']} {_num(e.get('score'))}" for e in ev.experts)
-        return f"reflect {ev.subtask_id} attempt {ev.attempt}: S {ev.score:.1f} → {ev.decision} ({experts})"
+        line = f"reflect {ev.subtask_id} attempt {ev.attempt}: S {ev.score:.1f} → {ev.decision} ({experts})"
+        merged = merged_lines(getattr(ev, "merged", None) or {})
+        return line + ("; aggregator: " + "; ".join(merged) if merged else "")
     if ev.kind == "reflection_retry":
         if ev.action == "ask_user":
             return f"  ask   {ev.subtask_id}: point at the target (click or box) and run again — {ev.reason}"
@@ -44,6 +46,21 @@ def describe_event(ev: Any) -> str:
     if ev.kind == "expert_dropped":
         return f"  drop expert {ev.expert} for {ev.subtask_id} attempt {ev.attempt}: {ev.reason}"
     return str(ev)
+
+
+def merged_lines(merged: dict[str, Any]) -> list[str]:
+    """The aggregator's merge (a `Reflection.merged` dict) as short lines: keep …, fix … (by action), its note.
+
+    >>> merged_lines({"keep": ["the shape"], "fix": [{"text": "too pale", "action": "next_params"}], "note": ""})
+    ['keep: the shape', 'fix: too pale (→ next_params)']
+    """
+    out = [f"keep: {k}" for k in merged.get("keep", [])]
+    for f in merged.get("fix", []):
+        action = f.get("action") or ""
+        out.append(f"fix: {f.get('text', '')}" + (f" (→ {action})" if action else ""))
+    if merged.get("note"):
+        out.append(f"note: {merged['note']}")
+    return out
 
 
 def chat_note(ev: Any) -> str | None:
@@ -92,6 +109,13 @@ def panel_markdown(events: Iterable[Any]) -> str:
                 notes = [f"− {n}" for e in ev.experts for n in e.get("negative", [])][:4]
                 out.append("")
                 out.extend(f"{n}  " for n in notes)
+                merged = merged_lines(getattr(ev, "merged", None) or {})
+                if merged:
+                    out.append("")
+                    out.append("_Aggregator (merged feedback; it does not score):_  ")
+                    out.extend(f"{m}  " for m in merged)
+            elif ev.kind == "reflection_retry" and ev.action == "ask_user":
+                out.append(f"→ asks you to point at the target (no retry without it): {ev.reason}")
             elif ev.kind == "reflection_retry":
                 out.append(f"→ retry as attempt {ev.attempt} by `{ev.action}`: {ev.reason}")
             elif ev.kind == "expert_dropped":

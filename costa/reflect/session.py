@@ -55,6 +55,12 @@ def remember_turn(
     feedback = [
         n for e in events if e.kind == "reflection" and e.decision != "accept" for x in e.experts for n in x["negative"]
     ]
+    feedback += [
+        f["text"]
+        for e in events
+        if e.kind == "reflection" and e.decision != "accept"
+        for f in (getattr(e, "merged", None) or {}).get("fix", [])
+    ]  # the aggregator's merged fixes
     feedback += [e.reason for e in events if e.kind == "reflection_kept" and not e.accepted]
     record = record_turn(turn_id, instruction, resolved, plan, base, images, feedback, box)
     save_memory(store, session_id, turn_id, record_to_row(record))

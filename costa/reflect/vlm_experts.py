@@ -6,7 +6,9 @@ different rubrics. Each expert is shown BEFORE and AFTER (downscaled by `image_d
 session's history as quoted data, and must answer one JSON object with the four scores (0–10 or null) and feedback.
 A malformed answer is re-asked once; a second one, an endpoint failure or a timeout drops that expert for the
 subtask (`VlmVerdict.dropped` says why; the loop turns it into an event). Every request is an `LlmCall` for the
-ledger. The aggregator merges feedback only; the score is always the arithmetic mean of the experts'.
+ledger. The aggregator (when the table has `aggregator_rubric`) merges the feedback of an attempt that VLM experts
+judged into what to keep and what to fix; a fix may name a retry action (one of the protocol's `actions`; any other
+is ignored and recorded). It never scores: S is always the arithmetic mean of the experts' scores.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from costa.config import Settings
 from costa.events import LlmCall
 from costa.llm_client import LlmClient, LlmConfig, LlmError, image_data_url, parse_json_object, quote_data
 from costa.reflect.experts import Evidence
-from costa.reflect.protocol import DIMENSIONS, ExpertJudgement, Feedback, Protocol, VlmRole
+from costa.reflect.protocol import ACTIONS, DIMENSIONS, ExpertJudgement, Feedback, Protocol, VlmRole
 
 #: Most models COSTA_REFLECT_MODELS may name.
 MAX_MODELS = 3
@@ -32,6 +34,11 @@ _ANSWER = (
     'Answer with one JSON object: {"semantic_alignment": <0..10 or null>, "perceptual_quality": <0..10 or null>, '
     '"aesthetics": <0..10 or null>, "logical_consistency": <0..10 or null>, "positive": ["<what is right>"], '
     '"negative": ["<what to fix>"]}. Use null for a dimension your role does not judge.'
+)
+_ACTION_NOTE = (
+    "other_path = try a different tool chain; next_params = the same tools with the next parameters of their retry "
+    "schedule; other_grounder = find the target with a different grounder; restore_protected = put earlier edits "
+    "back outside this target; ask_user = the target itself is wrong, ask the user to point at it."
 )
 
 
@@ -130,42 +137,114 @@ class VlmExpert:
 
 @dataclass(frozen=True)
 class MergedFeedback:
+    """The aggregator's merge of one attempt's feedback: what to keep, what to fix (each fix optionally naming a
+    retry action), the actions it named that the protocol does not allow (ignored), its calls, and a note when it
+    failed ("aggregator unavailable …" / "aggregator answer unusable …"; then `keep` and `fix` are empty)."""
+
     keep: tuple[str, ...]
-    fix: tuple[str, ...]
+    fix: tuple[Feedback, ...]
     calls: tuple[LlmCall, ...] = ()
     note: str = ""
+    ignored: tuple[str, ...] = ()
+
+    def to_event(self) -> dict[str, Any]:
+        """The `Reflection.merged` form: keep (strings), fix ({text, action}), ignored (action names), note."""
+        return {
+            "keep": list(self.keep),
+            "fix": [{"text": f.text, "action": f.action} for f in self.fix],
+            "ignored": list(self.ignored),
+            "note": self.note,
+        }
+
+
+def _line(value: Any) -> str:
+    return " ".join(str(value).split())[:300]
+
+
+def parse_aggregator_reply(
+    text: str, actions: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[Feedback, ...], tuple[str, ...]]:
+    """(keep, fix, ignored actions) from the aggregator's answer.
+
+    A fix is a string or ``{"text": …, "action": …}``; an action not in `actions` is dropped from the fix (the fix's
+    text stays) and listed as ignored.
+
+    Raises:
+        ValueError: not a JSON object, neither "keep" nor "fix" in it, or an entry of the wrong type.
+
+    >>> keep, fix, ignored = parse_aggregator_reply(
+    ...     '{"keep": ["the sign"], "fix": [{"text": "wrong wall", "action": "ask_user"}, '
+    ...     '{"text": "blotchy", "action": "repaint"}]}', ("other_path", "ask_user"))
+    >>> keep, [(f.text, f.action) for f in fix], ignored
+    (('the sign',), [('wrong wall', 'ask_user'), ('blotchy', '')], ('repaint',))
+    """
+    data = parse_json_object(text)
+    if "keep" not in data and "fix" not in data:
+        raise ValueError(f"no 'keep' or 'fix' in the answer (keys: {sorted(data)[:6]})")
+
+    def items(key: str) -> list[Any]:
+        value = data.get(key) or []
+        if isinstance(value, str | dict):
+            value = [value]
+        if not isinstance(value, list):
+            raise ValueError(f"{key} must be a list, got {value!r}")
+        return value[:8]
+
+    keep = tuple(_line(x) for x in items("keep") if isinstance(x, str | int | float) and _line(x))
+    fix: list[Feedback] = []
+    ignored: list[str] = []
+    for x in items("fix"):
+        if isinstance(x, dict):
+            text, action = _line(x.get("text") or ""), x.get("action") or ""
+            if not isinstance(action, str):
+                raise ValueError(f"a fix's action must be a string, got {action!r}")
+        elif isinstance(x, str | int | float):
+            text, action = _line(x), ""
+        else:
+            raise ValueError(f"a fix must be a string or an object, got {x!r}")
+        if not text:
+            continue
+        if action and action not in actions:
+            ignored.append(_line(action)[:40])
+            action = ""
+        fix.append(Feedback(text, action))
+    return keep, tuple(fix), tuple(dict.fromkeys(ignored))
 
 
 @dataclass
 class LlmAggregator:
-    """Merge the experts' feedback into what to keep and what to fix (never a score)."""
+    """Merge the experts' feedback into what to keep and what to fix, a fix optionally naming a retry action.
+
+    It never scores: S stays the arithmetic mean of the experts' scores whatever it answers."""
 
     client: LlmClient
     rubric: str
 
-    def merge(self, judgements: Sequence[ExpertJudgement]) -> MergedFeedback:
+    def merge(self, judgements: Sequence[ExpertJudgement], actions: Sequence[str] = ACTIONS) -> MergedFeedback:
+        """One call; an endpoint failure or an unusable answer gives an empty merge with a note (never raises)."""
         data = [
-            {"expert": j.name, "positive": list(j.positive), "negative": [f.text for f in j.negative]}
+            {"expert": j.name, "kind": j.kind, "score": j.score, "positive": list(j.positive),
+             "negative": [f.text for f in j.negative]}
             for j in judgements
-        ]
+        ]  # fmt: skip
+        answer = (
+            'Answer with one JSON object: {"keep": ["<what is right and must stay>"], "fix": [{"text": "<what to '
+            'fix>", "action": "<one of ' + ", ".join(actions) + ' or empty>"}]}. The actions: ' + _ACTION_NOTE
+        )
         messages = [
-            {
-                "role": "system",
-                "content": f'{self.rubric} {_DATA_NOTE} Answer with one JSON object: {{"keep": ["…"], "fix": ["…"]}}',
-            },
+            {"role": "system", "content": f"{self.rubric} {_DATA_NOTE} {answer}"},
             {"role": "user", "content": "<<<FEEDBACK>>>\n" + quote_data(data) + "\n<<<END FEEDBACK>>>"},
         ]
         try:
             reply = self.client.chat(messages, "reflection aggregator")
         except LlmError as err:
-            return MergedFeedback((), (), err.calls, f"aggregator unavailable ({err})")
+            return MergedFeedback((), (), tuple(err.calls), f"aggregator unavailable ({err})")
         try:
-            out = parse_json_object(reply.text)
-            keep = tuple(str(x)[:300] for x in out.get("keep") or [] if str(x).strip())
-            fix = tuple(str(x)[:300] for x in out.get("fix") or [] if str(x).strip())
+            keep, fix, ignored = parse_aggregator_reply(reply.text, actions)
         except (ValueError, TypeError) as err:
-            return MergedFeedback((), (), reply.calls, f"aggregator answer unusable ({err})")
-        return MergedFeedback(keep, fix, reply.calls)
+            return MergedFeedback((), (), tuple(reply.calls), f"aggregator answer unusable ({err})")
+        note = f"ignored unknown action(s) {', '.join(ignored)}" if ignored else ""
+        return MergedFeedback(keep, fix, tuple(reply.calls), note, ignored)
 
 
 @dataclass(frozen=True)

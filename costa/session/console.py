@@ -89,7 +89,7 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
                 continue
             if events_file is not None:
                 events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
-            _print_event(ev, args.quiet, ledger, out)
+            _print_event(ev, args.quiet, ledger, out, core.unreferenced)
     finally:
         if events_file is not None:
             events_file.close()
@@ -133,7 +133,9 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
     return EXIT_OK
 
 
-def _print_event(ev: Any, quiet: bool, ledger: list[Any], out: TextIO) -> None:
+def _print_event(
+    ev: Any, quiet: bool, ledger: list[Any], out: TextIO, unreferenced: frozenset[str] = frozenset()
+) -> None:
     from costa import events as E
     from costa.cli import _describe_llm_call, _print_plan
 
@@ -164,8 +166,10 @@ def _print_event(ev: Any, quiet: bool, ledger: list[Any], out: TextIO) -> None:
         print(f"chosen path: {' → '.join(f'{t} ({s})' for s, t in ev.path)}", file=out)
         print(f"  path {ev.seconds:.3f} s, quality {ev.quality:.3f}, score {ev.score:.4f}", file=out)
     elif isinstance(ev, E.SubtaskDone):
+        unchecked = " (answer not verified: only its form was checked)" if ev.subtask_kind in unreferenced else ""
         print(
-            f"done  {ev.subtask_id} {ev.subtask_kind} via {'+'.join(ev.tools)}: quality {ev.quality:.2f} — {ev.result}",
+            f"done  {ev.subtask_id} {ev.subtask_kind} via {'+'.join(ev.tools)}: quality {ev.quality:.2f}{unchecked} — "
+            f"{ev.result}",
             file=out,
         )
     elif isinstance(ev, E.TargetUnverified):

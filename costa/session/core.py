@@ -96,6 +96,7 @@ class SessionCore(HistoryMixin, PreviewMixin):
         self.runtimes = Runtimes(self.settings.home, self.settings.tmp_idle_seconds)
         self.names = {k: v.name for k, v in services.tables.subtasks.items()}
         self.reads = frozenset(k for k, v in services.tables.subtasks.items() if not v.edits_image)
+        self.unreferenced = frozenset(k for k, v in services.tables.subtasks.items() if v.unreferenced)
         self._client: Any = None
         self._client_checked = False
         self._client_lock = threading.Lock()
@@ -313,7 +314,12 @@ class SessionCore(HistoryMixin, PreviewMixin):
         turns = self.store.turns(session.id)
         number = len(turns) + 1
         view = TurnView(
-            req.instruction, self.names, opts.threshold, region_note=describe_region(req.region), reads=self.reads
+            req.instruction,
+            self.names,
+            opts.threshold,
+            region_note=describe_region(req.region),
+            reads=self.reads,
+            unreferenced=self.unreferenced,
         )
         view.notes.extend(req.notes)
         params: dict[str, Any] = {

@@ -177,6 +177,7 @@ class HistoryMixin:
             turn_number=number or p.get("number"),
             region_note=p.get("region_note", ""),
             reads=self.reads,
+            unreferenced=self.unreferenced,
         )
         if turn.plan:
             plan = Plan.model_validate(turn.plan)

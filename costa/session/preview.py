@@ -124,7 +124,7 @@ class PreviewMixin:
                 path, seconds, quality = predict_best(tg.graph, START, GOAL, self._estimate, x, th, key=step_key)
                 if path:
                     preds.append((x, tuple((n.subtask_id, n.tool) for n in path), seconds, quality))
-        view = TurnView(text, self.names, reads=self.reads, status="preview")
+        view = TurnView(text, self.names, reads=self.reads, unreferenced=self.unreferenced, status="preview")
         view.layout = GraphLayout.from_tool_graph(tg, self._estimate)
         view.plan, view.unavailable = plan, dict(tg.unavailable)
         view.needs_pointing = self._pointing_subtasks(plan, tg.unavailable)

@@ -112,6 +112,7 @@ class TurnView:
     turn_id: int | None = None
     turn_number: int | None = None  # the turn's number within its session (what the user sees)
     reads: frozenset[str] = frozenset()  # subtask kinds that read the image (their results are text, not pixels)
+    unreferenced: frozenset[str] = frozenset()  # kinds whose answer is checked for form only (no offline reference)
     region_note: str = ""
     started: float = field(default_factory=time.perf_counter)
     plan: Plan | None = None
@@ -119,6 +120,9 @@ class TurnView:
     layout: GraphLayout | None = None
     unavailable: dict[str, str] = field(default_factory=dict)
     needs_pointing: set[str] = field(default_factory=set)
+    # subtask id -> why reflection asks the user to point (a ReflectionRetry "ask_user"); these are in needs_pointing
+    # too, although the subtask may be done (its best attempt was kept)
+    ask_pointing: dict[str, str] = field(default_factory=dict)
     calls: list[CallRow] = field(default_factory=list)
     node_state: dict[NodeKey, str] = field(default_factory=dict)
     retries: dict[NodeKey, int] = field(default_factory=dict)
@@ -194,6 +198,9 @@ class TurnView:
             self.unverified[ev.subtask_id] = ev
         elif isinstance(ev, E.PointingNeeded):
             self.needs_pointing.update(ev.subtask_ids)
+        elif isinstance(ev, E.ReflectionRetry) and ev.action == "ask_user":
+            self.needs_pointing.add(ev.subtask_id)
+            self.ask_pointing[ev.subtask_id] = ev.reason
         elif isinstance(ev, E.RuleHit):
             self.notes.append(f"{ev.subtask_id}: fast — rule {ev.rule_id} (v{ev.version}): {' → '.join(ev.tools)}")
         elif isinstance(ev, E.Fallback):

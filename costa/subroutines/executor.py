@@ -2,12 +2,16 @@
 
 For each subtask in plan order: compute its context features on the current image; take the applicable rules (all
 activation conditions hold) and run the one minimising C^α·(2 − Q)^(2 − α) (`costa.search.score`) step by step,
-each step checked exactly as the search checks it (`costa.agent._Executor`). If a step errors or scores below the
-threshold, the state rolls back to the image before the subtask and the lazy A* over that subtask's own tool graph
-(`costa.graph.build_subtask_graph`) runs from there, told what the failed subroutine measured so it does not retry
-the same chain first. Events: the search's own, plus `RuleHit` and `Fallback` (with the reason); every tool run and
-subtask trace is recorded in the store; after each turn the task counter moves and every K = 20 tasks induction and
-verification run once (`FastSlowRuntime.task_done`).
+each step checked exactly as the search checks it (`costa.agent._Executor`), first attempt only (its retries too
+when no other path completes the subtask, as the fallback could do nothing else). If a step fails
+(error or quality below the threshold), the lazy A* over that subtask's own tool graph
+(`costa.graph.build_subtask_graph`) runs from the image before the subtask without the failed step, the rule's
+passing prefix replayed at no cost (those runs are paid already); only if no other path passes does a second search
+get the failed step back (its retries), everything measured so far replayed again at no cost. So a failed rule costs
+its own runs and the fallback pays only for what the rule did not try. Events: the search's own, plus `RuleHit` and
+`Fallback` (with the reason); every tool run and subtask trace (one per step, its attempts together) is recorded in
+the store; after each turn the task counter moves and every K = 20 tasks induction and verification run once
+(`FastSlowRuntime.task_done`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from costa.events import (
     Fallback,
     InductionDone,
     PlanReady,
+    Retry,
     RuleHit,
     SubgraphBuilt,
     SubtaskDone,
@@ -174,6 +179,10 @@ def run_subtask(
     fallback_reason = "no rule applies"
     failed_tool: str | None = None
     feats = features.to_dict()
+    # What the rule measured, to hand to the local A* on a fallback: (step key, attempt) → (parent state, outcome).
+    # Those runs are paid for already: the search replays them at 0 s instead of running the tools again.
+    replay: dict[tuple[Hashable, int], tuple[TurnState, Outcome[TurnState], float]] = {}
+    failed_key: Hashable | None = None
     if rule is not None:
         yield RuleHit(
             subtask.id,
@@ -186,23 +195,43 @@ def run_subtask(
         current, ok, quality, step_total = state, True, 1.0, 0.0
         for i, tool in enumerate(rule.tools):
             node = StepNode((subtask.id,), rule.tools[: i + 1], subtask.kind, final=i == len(rule.tools) - 1)
-            params = step_params(tables.tools[tool], subtask, 0)
-            yield ToolStarted(subtask.id, tool, 0, params)
-            out = executor(node, current, 0)
-            runs += 1
-            spent += out.seconds
-            step_total += out.seconds
-            q = 0.0 if out.error else out.quality
-            passed = out.error is None and q >= threshold
-            reasons = out.reasons if out.error is None else (out.error, *out.reasons)
-            yield ToolFinished(subtask.id, tool, 0, out.seconds, q, passed, reasons)
-            if runtime.record and not out.stopped:  # real runs teach (not stopped ones)
-                _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
-            measured[step_key(node)] = (out.seconds, q)
+            # First attempt only where the subtask has another path: where it fails, the traces say another path is
+            # the better next try than this step's retries (which the fallback still has, after every other path).
+            # Where no other path exists, the retries run here, as the fallback would run them anyway.
+            attempt, attempts = 0, 1
+            while attempt < attempts:
+                params = step_params(tables.tools[tool], subtask, attempt)
+                yield ToolStarted(subtask.id, tool, attempt, params)
+                out = executor(node, current, attempt)
+                runs += 1
+                spent += out.seconds
+                step_total += out.seconds
+                if out.stopped:  # the user's Stop: nothing failed, nothing is learned, no fallback
+                    yield ToolFinished(
+                        subtask.id, tool, attempt, out.seconds, 0.0, False, (out.error or "stopped",), True
+                    )
+                    why = out.error or "stopped"
+                    return SubtaskRun(subtask, False, None, (), spent, 0.0, runs, False, None, why, features, rule.id)
+                replay[(step_key(node), attempt)] = (current, out, out.seconds)
+                q = 0.0 if out.error else out.quality
+                passed = out.error is None and q >= threshold
+                reasons = out.reasons if out.error is None else (out.error, *out.reasons)
+                yield ToolFinished(subtask.id, tool, attempt, out.seconds, q, passed, reasons)
+                if runtime.record:  # every real tool run is an observation (verification samples too), not evaluation's
+                    _observe(services, tool, subtask.kind, out.seconds, q, passed, feats, params)
+                why = "" if passed else out.error or f"quality {q:.2f} below threshold {threshold:.2f}"
+                if passed:
+                    break
+                if attempt == 0 and not _has_alternative(runtime, subtask, region, step_key(node)):
+                    attempts = max(1, tables.tools[tool].max_attempts)
+                attempt += 1
+                if attempt < attempts:
+                    yield Retry(subtask.id, tool, attempt, why)
+            measured[step_key(node)] = (0.0, q)  # sunk: a passing prefix costs the fallback nothing more
             if not passed:
                 ok = False
                 failed_tool = tool
-                why = out.error or f"quality {q:.2f} below threshold {threshold:.2f}"
+                failed_key = step_key(node)
                 fallback_reason = f"rule {rule.id}: {tool} failed its check ({why})"
                 if record and runtime.log is not None:
                     runtime.log.record_trace(
@@ -237,13 +266,25 @@ def run_subtask(
     yield Fallback(subtask.id, fallback_reason, tried, failed_tool)
     t_slow = time.perf_counter()
     inside = [0.0]  # seconds inside tool runs and their checks, to leave out of the search's own overhead
+    calls: list[tuple[StepNode, int, bool, float]] = []  # (node, attempt, replayed, seconds really paid), in order
+    stopped = [False]  # the user's Stop ended an attempt (no observation of it; no second search)
 
     def timed(node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
+        known = replay.get((step_key(node), attempt))
+        if known is not None and known[0] is parent:  # the failed rule ran this already: its result, at no cost
+            calls.append((node, attempt, True, known[2]))
+            return replace(known[1], seconds=0.0)
         t = time.perf_counter()
         try:
-            return executor(node, parent, attempt)
+            out = executor(node, parent, attempt)
         finally:
             inside[0] += time.perf_counter() - t
+        if out.stopped:
+            stopped[0] = True
+            return out
+        calls.append((node, attempt, False, out.seconds))
+        replay[(step_key(node), attempt)] = (parent, out, out.seconds)  # a second search does not pay for it again
+        return out
 
     tg = build_subtask_graph(
         tables,
@@ -255,39 +296,79 @@ def run_subtask(
     if subtask.id in tg.unavailable:
         why = tg.unavailable[subtask.id]
         return SubtaskRun(subtask, False, None, (), spent, 0.0, runs, False, None, why, features, tried)
-    yield SubgraphBuilt((subtask.id,), tg.graph.number_of_nodes(), tg.graph.number_of_edges(), tg.tools())
 
     def estimate(n: StepNode) -> tuple[float, float]:
         return measured.get(step_key(n)) or services.estimates.get(n.tool, n.kind)
 
-    result: SearchResult[StepNode, TurnState] = yield from iter_search(
-        tg.graph,
-        START,
-        GOAL,
-        estimate=estimate,
-        execute=timed,
-        alpha=alpha,
-        threshold=threshold,
-        max_attempts=lambda n: tables.tools[n.tool].max_attempts,
-        initial_state=state,
-        lazy=True,
-        label=_label,
-        key=step_key,
-    )
+    def local_search(graph: Any) -> Generator[Event, None, SearchResult[StepNode, TurnState]]:
+        yield SubgraphBuilt((subtask.id,), graph.number_of_nodes(), graph.number_of_edges(), tg.tools())
+        search = iter_search(
+            graph,
+            START,
+            GOAL,
+            estimate=estimate,
+            execute=timed,
+            alpha=alpha,
+            threshold=threshold,
+            max_attempts=lambda n: tables.tools[n.tool].max_attempts,
+            initial_state=state,
+            lazy=True,
+            label=_label,
+            key=step_key,
+        )
+        held: ToolStarted | None = None
+        while True:  # the search's events, less the replayed runs (they were reported when they ran)
+            try:
+                ev = next(search)
+            except StopIteration as stop:
+                return cast(SearchResult[StepNode, TurnState], stop.value)
+            if isinstance(ev, ToolStarted):
+                held = ev
+                continue
+            if isinstance(ev, ToolFinished | Retry) and calls and calls[-1][2] and not stopped[0]:
+                held = None
+                continue
+            if held is not None:
+                yield held
+                held = None
+            yield ev
+
+    # The failed rule's step is left out: every other path first. Only when none passes does the search get it back
+    # (its retries), with everything measured so far replayed at no cost.
+    # Paths an applicable contrastive rule replaces (the traces say they fail in this context) wait there too.
+    skip = {failed_key} if failed_key is not None else set()
+    skip |= {(subtask.id, r.replaces) for r in table.applicable(features) if r.replaces}
+    graph = tg.graph
+    if skip:
+        graph = tg.graph.copy()
+        graph.remove_nodes_from([n for n in list(graph) if isinstance(n, StepNode) and step_key(n) in skip])
+    result = yield from local_search(graph)
+    observations = list(result.observations)
+    if not result.found and skip and not stopped[0]:
+        first = result
+        result = yield from local_search(tg.graph)
+        observations += result.observations
+        result = replace(result, spent_seconds=first.spent_seconds + result.spent_seconds)
+        result = replace(result, executions=first.executions + result.executions)
+    replayed = sum(1 for c in calls if c[2])
     spent += result.spent_seconds
-    runs += result.executions
+    runs += result.executions - replayed
     overhead = choose_seconds + time.perf_counter() - t_slow - inside[0]
+    # One trace per step the search ran (its attempts together), with the seconds of the path up to it.
     prefix_seconds: dict[tuple[str, ...], float] = {}
-    for obs in result.observations:
+    for i, (obs, (node, attempt, was_replayed, paid)) in enumerate(zip(observations, calls, strict=True)):
         n = obs.node
-        if runtime.record:
-            params = step_params(tables.tools[n.tool], subtask, 0)
+        if runtime.record and not was_replayed:
+            params = step_params(tables.tools[n.tool], subtask, attempt)
             _observe(services, n.tool, n.kind, obs.seconds, obs.quality, obs.passed, feats, params)
-        before = prefix_seconds.get(n.tools[:-1], 0.0)
-        prefix_seconds[n.tools] = before + obs.seconds
+        step = prefix_seconds.get(n.tools[:-1], 0.0) if attempt == 0 else prefix_seconds[n.tools]
+        prefix_seconds[n.tools] = step + paid
+        last_attempt = i + 1 == len(calls) or calls[i + 1][0] is not node
+        if not last_attempt or was_replayed:
+            continue
         if record and runtime.log is not None and (n.final or not obs.passed):
             runtime.log.record_trace(
-                Trace(task, n.kind, n.tools, before + obs.seconds, obs.quality, obs.passed, "", feats, "slow")
+                Trace(task, n.kind, n.tools, prefix_seconds[n.tools], obs.quality, obs.passed, "", feats, "slow")
             )
     if not result.found:
         return SubtaskRun(
@@ -309,6 +390,16 @@ def run_subtask(
         tried,
         overhead,
     )
+
+
+def _has_alternative(runtime: FastSlowRuntime, subtask: Subtask, region: UserRegion, key: Hashable) -> bool:
+    """Whether the subtask's tool graph has a path to the goal that avoids the step `key` (milliseconds)."""
+    import networkx as nx
+
+    tg = build_subtask_graph(runtime.services.tables, subtask, runtime.is_ready(), frozenset(region.artifacts()))
+    graph = tg.graph.copy()
+    graph.remove_nodes_from([n for n in list(graph) if isinstance(n, StepNode) and step_key(n) == key])
+    return START in graph and GOAL in graph and nx.has_path(graph, START, GOAL)
 
 
 def _observe(

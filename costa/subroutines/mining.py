@@ -1,10 +1,19 @@
 """Induction and verification of subroutines (FaSTA*'s offline learning), on the persisted traces.
 
+**Contrastive inducer** (`induce_contrastive`): traces are grouped into subtasks (`episodes`). For a kind, take the
+subtasks whose first choice (the rule tried first, or the local search's first path) failed its check and a path P
+passed afterwards; find the condition (one or two thresholds, `separating_conditions`) that separates them from the
+subtasks where the first choice passed or P failed, kept only with enough support (≥ `MIN_SUPPORT` rescued subtasks
+inside, ≥ `MIN_RATE` of those inside). The rule runs P there and `replaces` the failed first choice (the table does
+not choose that path where the rule applies). This is what saves cost: a first choice that fails is paid for and then
+the search's alternatives too. Kinds with no rule get rules this way from the local search's traces.
+
 **Statistical inducer** (`induce_statistical`): for each (subtask kind, tool path) with enough traces, compare the
 traces where the path succeeded with those where it failed (a trace that failed at an earlier step of the path counts
 against the whole path). If the path nearly always succeeds, propose it unconditionally; otherwise find the one
 condition `feature op threshold` (thresholds at midpoints between observed values) under which it nearly always
-succeeds with the most support. Rules whose fast runs mostly fail are proposed for retirement.
+succeeds with the most support. Rules whose fast runs mostly fail are proposed for retirement. `induce` runs both and
+drops an "add" that fires nowhere an existing rule with the same path does not (`is_duplicate`).
 
 **LLM inducer** (`induce_llm`): when an OpenAI-compatible endpoint is configured, the same per-path statistics go to
 the model, which may propose rules as JSON; every proposal is validated against the tables (unknown tools or
@@ -23,6 +32,7 @@ import hashlib
 import itertools
 import json
 import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -55,8 +65,9 @@ class Candidate:
     inducer: str = "statistical"
 
 
-def _rule_id(kind: str, tools: Sequence[str], conditions: Sequence[Condition]) -> str:
-    digest = hashlib.sha1(json.dumps([kind, list(tools), [c.describe() for c in conditions]]).encode()).hexdigest()
+def _rule_id(kind: str, tools: Sequence[str], conditions: Sequence[Condition], replaces: Sequence[str] = ()) -> str:
+    what: list[Any] = [kind, list(tools), [c.describe() for c in conditions]]
+    digest = hashlib.sha1(json.dumps([*what, list(replaces)] if replaces else what).encode()).hexdigest()
     return f"learned-{kind}-{digest[:6]}"
 
 
@@ -161,6 +172,220 @@ def induce_statistical(
             fails = sum(not t.success for t in hits)
             if fails / len(hits) > 0.5:
                 out.append(Candidate("retire", r, f"its fast runs failed {fails}/{len(hits)} times"))
+    return out
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One subtask as its traces tell it: the path tried first, the paths that passed and those that failed.
+
+    `first` is the first choice: the rule that served or was tried first (its whole path), or the local search's first
+    path when no rule applied. `failed` holds failed paths and failed prefixes (a prefix failing fails every path
+    through it).
+    """
+
+    task: str
+    kind: str
+    features: ContextFeatures
+    first: tuple[str, ...]
+    first_rule: str | None
+    passed: frozenset[tuple[str, ...]]
+    failed: frozenset[tuple[str, ...]]
+
+    @property
+    def first_ok(self) -> bool:
+        return self.first in self.passed
+
+    def fails(self, path: tuple[str, ...]) -> bool:
+        """Whether `path` is known to fail here: it, or a prefix of it, failed and it never passed."""
+        return path not in self.passed and any(path[: len(f)] == f for f in self.failed)
+
+
+def episodes(traces: Sequence[Trace], table: RuleTable | None = None) -> list[Episode]:
+    """Group traces into subtasks: consecutive traces of one task with the same kind and context features.
+
+    A fast trace names its rule; with `table` the rule's whole path is the first choice (a failed fast trace records
+    only the prefix up to the step that failed).
+    """
+    rules = table.by_id() if table is not None else {}
+    out: list[Episode] = []
+    key_of = lambda t: (t.task, t.kind, json.dumps(dict(t.features), sort_keys=True, default=str))  # noqa: E731
+    for (task, kind, _), group in itertools.groupby(traces, key=key_of):
+        ts = list(group)
+        head = ts[0]
+        first = head.path
+        if head.mode == "fast" and head.rule_id in rules:
+            first = rules[head.rule_id].tools
+        out.append(
+            Episode(
+                task,
+                kind,
+                ContextFeatures.from_dict(head.features),
+                first,
+                head.rule_id if head.mode == "fast" else None,
+                frozenset(t.path for t in ts if t.success),
+                frozenset(t.path for t in ts if not t.success),
+            )
+        )
+    return out
+
+
+def separating_conditions(
+    positive: Sequence[ContextFeatures],
+    neutral: Sequence[ContextFeatures],
+    negative: Sequence[ContextFeatures],
+    min_support: int = MIN_SUPPORT,
+    min_rate: float = MIN_RATE,
+) -> tuple[tuple[Condition, ...], int, float] | None:
+    """Conditions (none, one, or two together) under which `positive` contexts dominate: (conditions, support, rate).
+
+    Support counts the positives inside; rate is (positives + neutrals) / all inside, and must reach `min_rate` with
+    at least `min_support` positives. The most support wins, then the higher rate, then fewer conditions; thresholds
+    are midpoints between observed values.
+
+    >>> f = lambda x: ContextFeatures("k", 1, texture=x)
+    >>> pos = [f(v) for v in (20, 25, 30, 35, 40)]
+    >>> neg = [f(v) for v in (2, 4, 6, 8)]
+    >>> conds, n, rate = separating_conditions(pos, [], neg)
+    >>> [c.describe() for c in conds], n, rate
+    (['texture > 14'], 5, 1.0)
+    """
+    import numpy as np
+
+    contexts = [*positive, *neutral, *negative]
+    if len(positive) < min_support:
+        return None
+    label = np.array([1] * len(positive) + [2] * len(neutral) + [0] * len(negative))
+    values = {n: np.array([f.value(n) for f in contexts]) for n in FEATURE_NAMES}
+    singles: list[tuple[Condition, np.ndarray]] = []
+    for name in FEATURE_NAMES:
+        v = values[name]
+        cuts = np.unique(v)
+        for lo, hi in itertools.pairwise(cuts):
+            cut = round(float(lo + hi) / 2, 4)
+            singles.append((Condition(name, "<=", cut), v <= cut))
+            singles.append((Condition(name, ">", cut), v > cut))
+
+    def measure(mask: np.ndarray) -> tuple[int, float]:
+        inside = label[mask]
+        pos, ok = int((inside == 1).sum()), int((inside != 0).sum())
+        return pos, ok / len(inside) if len(inside) else 0.0
+
+    best: tuple[int, float, int, tuple[Condition, ...]] | None = None
+
+    def consider(conds: tuple[Condition, ...], mask: np.ndarray) -> None:
+        nonlocal best
+        pos, rate = measure(mask)
+        if pos >= min_support and rate >= min_rate:
+            rank = (pos, round(rate, 6), -len(conds), conds)
+            if best is None or rank[:3] > best[:3]:
+                best = rank
+
+    consider((), np.ones(len(contexts), bool))
+    for cond, mask in singles:
+        consider((cond,), mask)
+    if best is None or best[1] < 1.0:  # a second condition may clean up what one leaves impure
+        seeds = sorted(
+            ((c, m) for c, m in singles if measure(m)[0] >= min_support),
+            key=lambda cm: -(int((label[cm[1]] == 1).sum()) - 2 * int((label[cm[1]] == 0).sum())),
+        )[:6]
+        for c1, m1 in seeds:
+            for c2, m2 in singles:
+                if c2.feature != c1.feature:
+                    consider((c1, c2), m1 & m2)
+    if best is None:
+        return None
+    pos, rate, _, conds = best
+    return conds, pos, rate
+
+
+def _applies_to(conditions: Sequence[Condition], features: ContextFeatures) -> bool:
+    return all(c.holds(features) for c in conditions)
+
+
+def is_duplicate(rule: Rule, rules: Sequence[Rule], contexts: Sequence[ContextFeatures]) -> bool:
+    """Whether a rule with the same kind and path (and what it replaces) already fires wherever `rule` would.
+
+    Judged on the observed `contexts` of the kind (with none, only identical conditions count): a proposal that
+    fires nowhere new changes nothing, so it is not proposed ("global_adjust when texture > 15.7" beside
+    "global_adjust always").
+    """
+    mine = [f for f in contexts if f.kind == rule.kind]
+    # What a rule replaces matters only where some rule runs that path (else nothing would choose it anyway).
+    replaces = rule.replaces if any(r.kind == rule.kind and r.tools == rule.replaces for r in rules) else ()
+    for r in rules:
+        if r.kind != rule.kind or r.tools != rule.tools or (replaces and r.replaces != replaces):
+            continue
+        if r.key() == rule.key():
+            return True
+        where = [f for f in mine if _applies_to(rule.conditions, f)]
+        if mine and all(_applies_to(r.conditions, f) for f in where):
+            return True
+    return False
+
+
+def induce_contrastive(
+    traces: Sequence[Trace], table: RuleTable, min_support: int = MIN_SUPPORT, min_rate: float = MIN_RATE
+) -> list[Candidate]:
+    """Rules from where the first choice fails: for a kind, the path that passed after the first choice failed, in
+    the contexts that separate those subtasks from the ones where the first choice passed (or that path failed).
+
+    Positives: subtasks whose first choice failed and `path` passed. Neutral: `path` was the first choice and passed.
+    Negatives: the first choice (another path) passed — switching was not needed — or `path` itself failed. The rule
+    `replaces` the first choice it was learned against, so where it applies the table does not choose that path.
+    """
+    eps = episodes(traces, table)
+    out: list[Candidate] = []
+    for kind in sorted({e.kind for e in eps}):
+        mine = [e for e in eps if e.kind == kind]
+        rescues: Counter[tuple[str, ...]] = Counter(p for e in mine if not e.first_ok for p in e.passed if p != e.first)
+        for path, n in sorted(rescues.items(), key=lambda kv: (-kv[1], kv[0])):
+            if n < min_support:
+                continue
+            pos = [e for e in mine if not e.first_ok and path in e.passed]
+            neutral = [e for e in mine if e.first_ok and e.first == path]
+            neg = [e for e in mine if (e.first_ok and e.first != path) or e.fails(path)]
+            feats = ([e.features for e in pos], [e.features for e in neutral], [e.features for e in neg])
+            found = separating_conditions(*feats, min_support=min_support, min_rate=min_rate)
+            if found is None:
+                continue
+            conds, support, rate = found
+            inside = [e for e in pos if _applies_to(conds, e.features)]
+            replaced, _ = Counter(e.first for e in inside).most_common(1)[0]
+            wins = [t for t in traces if t.kind == kind and t.path == path and t.success]
+            if not wins:
+                continue
+            seconds = sum(t.seconds for t in wins) / len(wins)
+            quality = sum(t.quality for t in wins) / len(wins)
+            n_neg = sum(_applies_to(conds, e.features) for e in neg)
+            when = " and ".join(c.describe() for c in conds) or "always"
+            notes = (
+                f"first choice {' → '.join(replaced)} failed and this passed in {support} subtasks where {when} "
+                f"({n_neg} there where it was not needed or failed; {len(pos)}/{len(mine)} rescued overall)"
+            )
+            rule = Rule(
+                _rule_id(kind, path, conds, replaced),
+                kind,
+                path,
+                conds,
+                seconds=seconds,
+                quality=quality * rate,
+                support=support,
+                source="learned",
+                replaces=replaced if replaced != path else (),
+            )
+            out.append(Candidate("add", rule, notes, inducer="contrastive"))
+    return out
+
+
+def induce(traces: Sequence[Trace], table: RuleTable) -> list[Candidate]:
+    """Both offline inducers, contrastive first, without additions or changes that fire nowhere new (`is_duplicate`)."""
+    contexts = [e.features for e in episodes(traces, table)]
+    out: list[Candidate] = []
+    for cand in [*induce_contrastive(traces, table), *induce_statistical(traces, table)]:
+        if cand.action != "retire" and is_duplicate(cand.rule, [*table.rules, *(c.rule for c in out)], contexts):
+            continue
+        out.append(cand)
     return out
 
 
@@ -315,7 +540,7 @@ def induce_and_verify(tasks: int, runtime: Any, alpha: float = 1.0, seed: int = 
     assert runtime.log is not None
     traces = runtime.log.traces(last=WINDOW)
     table = runtime.table()
-    candidates = induce_statistical(traces, table)
+    candidates = induce(traces, table)
     llm = getattr(runtime.services, "llm_client", None)
     if llm is None:
         from costa.llm_client import LlmClient, LlmConfig

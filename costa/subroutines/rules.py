@@ -85,6 +85,9 @@ class Rule:
     version: int = 0
     source: str = "shipped"
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    #: A contrastive rule's first choice: the tool path that fails its check where this rule applies (learned from
+    #: traces where that path failed and `tools` passed). A rule running that path is not chosen where this one applies.
+    replaces: tuple[str, ...] = ()
 
     def applies(self, features: ContextFeatures) -> bool:
         return features.kind == self.kind and all(c.holds(features) for c in self.conditions)
@@ -94,11 +97,13 @@ class Rule:
 
     def describe(self) -> str:
         when = " and ".join(c.describe() for c in self.conditions) or "always"
-        return f"{self.id} [{self.kind}] {' → '.join(self.tools)} when {when}"
+        instead = f" (instead of {' → '.join(self.replaces)})" if self.replaces else ""
+        return f"{self.id} [{self.kind}] {' → '.join(self.tools)} when {when}{instead}"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["tools"] = list(self.tools)
+        d["replaces"] = list(self.replaces)
         d["conditions"] = [asdict(c) for c in self.conditions]
         d["evidence"] = dict(self.evidence)
         return d
@@ -116,11 +121,13 @@ class Rule:
             version=int(d.get("version", 0)),
             source=str(d.get("source", "shipped")),
             evidence=dict(d.get("evidence", {})),
+            replaces=tuple(d.get("replaces") or ()),
         )
 
     def key(self) -> str:
         """Stable JSON of what the rule does (kind, tools, conditions): equal keys mean the same rule."""
-        return json.dumps([self.kind, list(self.tools), [asdict(c) for c in self.conditions]])
+        what: list[Any] = [self.kind, list(self.tools), [asdict(c) for c in self.conditions]]
+        return json.dumps([*what, list(self.replaces)] if self.replaces else what)
 
 
 @dataclass(frozen=True)
@@ -134,9 +141,14 @@ class RuleTable:
         return tuple(r for r in self.rules if r.applies(features))
 
     def choose(self, features: ContextFeatures, alpha: float, exclude: Iterable[str] = ()) -> Rule | None:
-        """The applicable rule with the lowest C^α·(2 − Q)^(2 − α); ties go to the more specific, then older one."""
+        """The applicable rule with the lowest C^α·(2 − Q)^(2 − α); ties go to the more specific, then older one.
+
+        A rule whose path an applicable contrastive rule `replaces` is left out: the traces say it fails here.
+        """
         skip = set(exclude)
         found = [r for r in self.applicable(features) if r.id not in skip]
+        failing = {(r.kind, r.replaces) for r in found if r.replaces}
+        found = [r for r in found if (r.kind, r.tools) not in failing] or found  # (two that replace each other)
         if not found:
             return None
         return min(found, key=lambda r: (r.score(alpha), -len(r.conditions), r.version, r.id))

@@ -260,7 +260,16 @@ def _sd_parts(size: Size, in_channels: int, family: Literal["sd2", "sd15"]):
             vocab_size=49408,
         )
     else:
-        text = CLIPTextConfig(vocab_size=49408)  # CLIP ViT-L/14 text tower defaults (SD 1.5)
+        # CLIP ViT-L/14's text tower as SD 1.5 uses it (CLIPTextConfig's own defaults are ViT-B/32's: 512 wide)
+        text = CLIPTextConfig(
+            hidden_size=768,
+            intermediate_size=3072,
+            num_hidden_layers=12,
+            num_attention_heads=12,
+            projection_dim=768,
+            hidden_act="quick_gelu",
+            vocab_size=49408,
+        )
     return unet, vae, CLIPTextModel(text)
 
 

@@ -279,6 +279,7 @@ class TaskResult:
     error: str = ""
     reported_done: bool = False  # the turn said every subtask was done (TurnDone.ok)
     retries: int = 0  # reflection retries the turn made
+    turn_cpu_seconds: float = 0.0  # this process's CPU seconds in the turn itself (not planning or verification)
 
     @property
     def success(self) -> bool:
@@ -493,6 +494,7 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
     passed: set[str] = set()  # subtasks whose final step passed its check on some path
     failed: dict[str, str] = {}  # subtask id → the last failure of a final step
     retries = 0
+    cpu0 = time.process_time()
     try:
         for ev in run_turn(services, task.image, plan, alpha=alpha, region=region):
             if ev.kind == "reflection_retry":
@@ -513,6 +515,7 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
     except CostaError as e:
         verdicts = tuple(SubtaskVerdict(x.kind, x.clause, False, "the turn failed") for x in task.expected)
         return TaskResult(task.index, task.instruction, task.family, verdicts, time.perf_counter() - t0, 0, str(e))
+    turn_cpu = time.process_time() - cpu0
     matched = _match(plan, task.expected)
     by_index: dict[int, SubtaskVerdict] = {}
     frame = _Frame()
@@ -551,4 +554,4 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
     executions = turn.executions if turn is not None else 0
     ok = bool(turn is not None and turn.ok)
     seconds = time.perf_counter() - t0
-    return TaskResult(task.index, task.instruction, task.family, out, seconds, executions, "", ok, retries)
+    return TaskResult(task.index, task.instruction, task.family, out, seconds, executions, "", ok, retries, turn_cpu)

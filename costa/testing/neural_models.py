@@ -353,7 +353,8 @@ def build_u2net_onnx(models_dir: Path, name: str = "u2net.onnx", red_is_salient:
         with torch.no_grad():
             for conv in (net.conv1, net.conv2):
                 conv.weight.zero_()
-                conv.bias.zero_()
+                if conv.bias is not None:  # always set (bias=True); the check is for the type checker
+                    conv.bias.zero_()
             net.conv1.weight[0, 0, 1, 1], net.conv1.weight[0, 2, 1, 1] = 1.0, -1.0
             net.conv2.weight[0, 0, 1, 1] = 4.0
     out = models_dir / name

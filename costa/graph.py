@@ -18,8 +18,8 @@ Example:
     >>> t = load_tables()
     >>> plan = Plan(subtasks=(Subtask(id="s1", kind="text_removal"),))
     >>> g = build_plan_graph(t, plan, is_ready=lambda tool: t.tools[tool].status == "ready")
-    >>> sorted(n.tools for n in g.graph if isinstance(n, StepNode) and n.final)
-    [('rapidocr_detect', 'text_remove_patchmatch'), ('rapidocr_detect', 'text_remove_telea')]
+    >>> [n.tools[-1] for n in sorted(g.graph, key=str) if isinstance(n, StepNode) and n.final]
+    ['text_paint_over', 'text_remove_patchmatch', 'text_remove_telea']
 """
 
 from __future__ import annotations

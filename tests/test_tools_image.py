@@ -436,7 +436,7 @@ def test_services_hand_their_settings_to_tools_and_doctor_names_what_planned_too
     assert tool.current_settings().max_pixels == 5_000
     with pytest.raises(ToolError, match="5,000"):
         tool(EditState(sign(1, 60, 80)), Subtask(id="s1", kind="image_upscaling"), {"scale": 0})
-    why = services.why_not("sd_object_move")  # a planned neural tool: what it would need
+    why = services.why_not("zero123_view")  # a planned neural tool: why it is planned and what it would need
     assert why is not None and "would need" in why and "diffusers (" in why and "a CUDA GPU" in why
     ready = services.why_not("sd_add_object")  # an implemented neural tool: its weights, where to put them
     assert ready is not None and "stable-diffusion-2-inpainting" in ready

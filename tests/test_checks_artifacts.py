@@ -145,3 +145,27 @@ def test_letter_fragments_pasted_into_a_plain_margin_fail(ctx: CheckContext) -> 
     verdict = check_outpainting(ctx, UP, before, before.with_output(out), out)
     assert verdict.quality < THRESHOLD, verdict.reasons
     assert any("pasted into the extension" in r for r in verdict.reasons), verdict.reasons
+
+
+def test_a_fill_pasted_from_elsewhere_in_the_image_fails_and_a_continued_panel_passes() -> None:
+    """A purple-to-blue gradient panel inside green foliage: filling a hole in the panel with the panel's own
+    gradient passes; filling it with foliage (what PatchMatch did to a sign in bench reflection task 14) fails."""
+    from costa.checks.artifacts import copied_into_fill
+
+    rng = np.random.default_rng(0)
+    h, w = 200, 320
+    image = np.zeros((h, w, 3), np.uint8)
+    image[..., 1] = rng.integers(90, 200, (h, w))  # foliage: greens
+    image[..., 0] = rng.integers(20, 80, (h, w))
+    image[..., 2] = rng.integers(10, 60, (h, w))
+    ramp = np.linspace(0.0, 1.0, 240)[None, :, None]
+    panel = (np.array([40, 60, 160]) * (1 - ramp) + np.array([150, 30, 110]) * ramp).astype(np.uint8)
+    image[40:100, 40:280] = np.repeat(panel, 60, axis=0)
+    hole = np.zeros((h, w), bool)
+    hole[55:85, 70:250] = True
+    assert copied_into_fill(image, hole)[0] == 1.0  # the panel continued through the hole
+    pasted = image.copy()
+    pasted[55:85, 70:250] = image[130:160, 70:250]  # foliage from below the sign
+    q, reason = copied_into_fill(pasted, hole)
+    assert q == 0.0 and "pasted in" in reason, reason
+    assert copied_into_fill(image, np.zeros((h, w), bool)) is None

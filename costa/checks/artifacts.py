@@ -421,3 +421,43 @@ def clipping_verdict(
         quality = float(np.clip((zero - grown) / (zero - full), 0.0, 1.0))
         out.append((quality, f"{name} {grown:+.1%} (≤{full:.0%} → 1.0, 0 at {zero:.0%})"))
     return out
+
+
+# ------------------------------------------------------------------------------------------ copied into fills
+
+#: Width of the ring around a fill whose colours the fill may use, in pixels.
+FILL_RING_PX = 6
+#: Fill pixels in colours the ring lacks but the rest of the image has: share → 1.0 at or below, 0 at or above.
+FILL_FOREIGN_FULL, FILL_FOREIGN_ZERO = 0.02, 0.08
+
+
+def copied_into_fill(after: np.ndarray, region: np.ndarray | None) -> tuple[float, str] | None:
+    """Quality and reason for a fill (e.g. removed text) that shows colours its surroundings do not have but the
+    rest of the image does: PatchMatch pasting foliage from outside a sign into the sign's panel. None when the
+    region is empty or has no ring to compare with.
+
+    A true fill continues what surrounds it, so its colours are the ring's (±1 CIELAB bin, which covers shading and
+    blends); content copied from elsewhere brings that place's colours.
+    """
+    from costa.masks import dilate_mask
+
+    if region is None or region.shape != after.shape[:2] or not region.any():
+        return None
+    ring = dilate_mask(region, FILL_RING_PX) & ~region
+    if ring.sum() < 20:
+        return None
+    bins = colour_bins(after)
+    own = palette_near(after[ring][:, None, :])
+    rest = ~dilate_mask(region, 3 * FILL_RING_PX)
+    seen, counts = np.unique(bins[rest], return_counts=True)
+    elsewhere = seen[counts >= 20]
+    inside = bins[region]
+    share = float((~np.isin(inside, own) & np.isin(inside, elsewhere)).mean())
+    q = float(np.clip((FILL_FOREIGN_ZERO - share) / (FILL_FOREIGN_ZERO - FILL_FOREIGN_FULL), 0.0, 1.0))
+    reason = (
+        f"fill: {share:.1%} of its pixels in colours its surroundings lack but the image has elsewhere "
+        f"(≤{FILL_FOREIGN_FULL:.0%} → 1.0, 0 at {FILL_FOREIGN_ZERO:.0%})"
+    )
+    if q < 1.0:
+        reason += ": content from elsewhere in the image was pasted in"
+    return q, reason

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from costa.checks import CheckContext, CheckFn, TextReader
-from costa.checks.artifacts import removal_artifacts, shading_kept
+from costa.checks.artifacts import copied_into_fill, removal_artifacts, shading_kept
 from costa.checks.exact import text_added
 from costa.errors import ToolError
 from costa.glyphs import edge_energy, locate_text
@@ -122,6 +122,10 @@ def check_text_removal(
     if shading is not None:
         quality = min(quality, shading[0])
         reasons.append(shading[1])
+    copied = copied_into_fill(image, output.edited_region)  # the fill's colours come from around it, not elsewhere
+    if copied is not None:
+        quality = min(quality, copied[0])
+        reasons.append(copied[1])
     return Verdict(_unit(quality), tuple(reasons))
 
 

@@ -200,7 +200,7 @@ class LlmClient:
                 response = client.chat.completions.create(**kwargs)
             except openai.APIStatusError as e:
                 seconds = time.perf_counter() - t0
-                error = f"HTTP {e.status_code}: {_error_text(e)}"
+                error = f"HTTP {e.status_code}: {error_text(e)}"
                 calls.append(LlmCall(purpose, model, seconds, ok=False, error=error))
                 if e.status_code in (400, 422) and json_mode:
                     log.info("the endpoint rejected JSON mode (%s); asking without it from now on", error)
@@ -253,7 +253,8 @@ class LlmClient:
             attempt += 1
 
 
-def _error_text(e: Any) -> str:
+def error_text(e: Any) -> str:
+    """The endpoint's own error message (OpenAI-style body), at most 300 characters."""
     body = getattr(e, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)

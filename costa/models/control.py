@@ -76,15 +76,22 @@ def check_stop() -> None:
         raise ToolStoppedError("stopped by the user between two steps")
 
 
-def step(done: int, total: int, what: str = "diffusion step") -> None:
-    """Report that `done` of `total` steps are finished, then honour Stop (raises `ToolStoppedError`)."""
+def report(*events: Event) -> None:
+    """Hand events from inside a tool call (progress, the tool's own endpoint requests) to the running turn: kept in
+    its `events` and passed to its sink as they happen. Without a running turn they are dropped."""
     control = _CONTROL.get()
-    if control is not None:
-        subtask_id, tool, attempt = _CURRENT.get() or ("", "", 0)
-        ev = ToolProgress(subtask_id, tool, attempt, done, total, what)
+    if control is None:
+        return
+    for ev in events:
         control.events.append(ev)
         if control.on_event is not None:
             control.on_event(ev)
+
+
+def step(done: int, total: int, what: str = "diffusion step") -> None:
+    """Report that `done` of `total` steps are finished, then honour Stop (raises `ToolStoppedError`)."""
+    subtask_id, tool, attempt = _CURRENT.get() or ("", "", 0)
+    report(ToolProgress(subtask_id, tool, attempt, done, total, what))
     check_stop()
 
 

@@ -27,9 +27,9 @@ import numpy as np
 from costa.config import Settings
 from costa.errors import ToolError
 from costa.events import LlmCall
-from costa.llm_client import MAX_BACKOFF_SECONDS, PLACEHOLDER_KEY
+from costa.llm_client import MAX_BACKOFF_SECONDS, PLACEHOLDER_KEY, error_text
 from costa.masks import dilate_mask, union_masks
-from costa.models.control import check_stop, current_control
+from costa.models.control import check_stop, report
 from costa.tools.base import Tool
 from costa.tools.grounding_dino import noun_phrase
 from costa.tools.inpaint import Window, edit_window, feather, paste
@@ -212,33 +212,24 @@ class ImageApiEditor(Tool):
                     n=1,
                 )
             except openai.APIStatusError as e:
-                error = f"HTTP {e.status_code}: {_message(e)}"
-                self._report(LlmCall(self.spec.id, model, time.perf_counter() - t0, ok=False, error=error))
+                error = f"HTTP {e.status_code}: {error_text(e)}"
+                report(LlmCall(self.spec.id, model, time.perf_counter() - t0, ok=False, error=error))
                 if e.status_code != 429 and e.status_code < 500:
                     raise ToolError(f"the images endpoint refused the edit: {error}") from e
             except (openai.APITimeoutError, openai.APIConnectionError) as e:
                 error = f"cannot reach the images endpoint: {e}"
-                self._report(LlmCall(self.spec.id, model, time.perf_counter() - t0, ok=False, error=error))
+                report(LlmCall(self.spec.id, model, time.perf_counter() - t0, ok=False, error=error))
             except openai.OpenAIError as e:
-                self._report(LlmCall(self.spec.id, model, time.perf_counter() - t0, ok=False, error=str(e)))
+                report(LlmCall(self.spec.id, model, time.perf_counter() - t0, ok=False, error=str(e)))
                 raise ToolError(f"the images endpoint answered something unusable: {e}") from e
             else:
                 tin, tout = _usage(response)
-                self._report(LlmCall(self.spec.id, model, time.perf_counter() - t0, tin, tout, s.image_edit_price))
+                report(LlmCall(self.spec.id, model, time.perf_counter() - t0, tin, tout, s.image_edit_price))
                 return response
             if attempt >= s.llm_retries:
                 raise ToolError(f"the images endpoint failed {attempt + 1} time(s), the last: {error}")
             self.sleep(min(s.llm_backoff_seconds * 2**attempt, MAX_BACKOFF_SECONDS))
             attempt += 1
-
-    @staticmethod
-    def _report(call: LlmCall) -> None:
-        control = current_control()
-        if control is None:
-            return
-        control.events.append(call)
-        if control.on_event is not None:
-            control.on_event(call)
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
         from PIL import Image
@@ -266,16 +257,6 @@ class ImageApiEditor(Tool):
             f"({self.current_settings().image_edit_model}), prompt {prompt!r}"
         )
         return ToolOutput(image=image, edited_region=alpha > 0, notes=notes)
-
-
-def _message(e: Any) -> str:
-    body = getattr(e, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-        if message:
-            return str(message)[:300]
-    return str(getattr(e, "message", e))[:300]
 
 
 class ApiEraser(ImageApiEditor):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from costa.errors import ToolError
 from costa.llm_client import LlmClient, LlmConfig, LlmError, image_data_url, parse_json_object, quote_data
-from costa.models.control import current_control
+from costa.models.control import report
 from costa.tools.base import Tool
 from costa.types import EditState, Subtask, TextRegion, ToolOutput
 
@@ -58,13 +58,12 @@ class LlmImageTool(Tool):
             {"type": "image_url", "image_url": {"url": image_data_url(state.image)}},
         ]
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
-        control = current_control()
         try:
             reply = self.client().chat(messages, purpose=self.spec.id)
         except LlmError as e:
-            self._report(control, e.calls)
+            report(*e.calls)
             raise ToolError(f"the LLM endpoint failed: {e}") from e
-        self._report(control, reply.calls)
+        report(*reply.calls)
         try:
             value = parse_json_object(reply.text).get(self.key)
         except (ValueError, LlmError) as e:
@@ -72,15 +71,6 @@ class LlmImageTool(Tool):
         if not isinstance(value, str) or not value.strip():
             raise ToolError(f"the model's answer has no {self.key!r}: {reply.text[:120]!r}")
         return value.strip()
-
-    @staticmethod
-    def _report(control: Any, calls: Any) -> None:
-        if control is None:
-            return
-        for call in calls:
-            control.events.append(call)
-            if control.on_event is not None:
-                control.on_event(call)
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
         answer = self.ask(state, subtask)

@@ -297,6 +297,7 @@ def fill_statistics(after: np.ndarray, mask: np.ndarray) -> FillStats | None:
 
 #: Shading the surroundings predict across a fill, in grey levels, below which a flat fill is fine.
 SHADING_MIN_LEVELS = 8.0
+PLANE_SEED_LEVELS = 6.0  # grey levels around the ring's median that seed the plane fit
 
 
 def _plane(grey: np.ndarray, where: np.ndarray) -> np.ndarray | None:
@@ -306,8 +307,12 @@ def _plane(grey: np.ndarray, where: np.ndarray) -> np.ndarray | None:
         return None
     design = np.stack([np.ones(len(xs)), xs, ys], axis=1).astype(np.float64)
     values = grey[ys, xs].astype(np.float64)
-    keep = np.ones(len(xs), dtype=bool)
-    for _ in range(3):  # refit without outliers (a neighbouring word or an edge in the ring is not the shading)
+    # Start from the dominant surface (within 6 levels of the median): a sign's frame or a neighbouring word that
+    # fills a third of the ring is a step, not shading, and a plain least-squares start would tilt towards it.
+    keep = np.abs(values - np.median(values)) <= PLANE_SEED_LEVELS
+    if keep.sum() < 16:
+        keep = np.ones(len(xs), dtype=bool)
+    for _ in range(4):  # refit without outliers (a neighbouring word or an edge in the ring is not the shading)
         coef, *_ = np.linalg.lstsq(design[keep], values[keep], rcond=None)
         residual = np.abs(values - design @ coef)
         mad = float(np.median(residual[keep]))

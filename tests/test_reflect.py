@@ -142,6 +142,56 @@ def test_perception_judges_a_smear_against_the_fill_s_own_surroundings() -> None
     assert any("smear" in f.text for f in bad.negative), bad.negative
 
 
+def _photo() -> np.ndarray:
+    """A real photograph (scikit-image's coffee cup, 400×600): structure a fill cannot invent."""
+    from skimage import data
+
+    return np.ascontiguousarray(data.coffee())
+
+
+def test_perception_sees_a_fill_pasted_from_elsewhere_in_a_photo() -> None:
+    """Bench tasks 24 and 36: PatchMatch filled a large hole in a salad photo with a piece of the bowl's rim and
+    passed every check at 1.00. A fill copied verbatim from another place of the photo is pasted content; the photo's
+    own blurred diffusion fill is not, and neither is a fresh draw of a noise texture (not a copy of anything)."""
+    import cv2
+
+    start = _photo()
+    hole = np.zeros(start.shape[:2], bool)
+    hole[120:200, 250:350] = True
+    pasted = start.copy()
+    pasted[120:200, 250:350] = start[250:330, 60:160]  # a piece of the cup's saucer and the table
+    bad = PerceptionExpert(PROTOCOL).judge(_evidence(start, pasted, hole, "object_removal"))
+    assert bad.score is not None and bad.score < 3, bad
+    assert any("copies of other places" in f.text and f.action == "other_path" for f in bad.negative), bad.negative
+    diffused = cv2.inpaint(start, hole.astype(np.uint8) * 255, 5, cv2.INPAINT_TELEA)
+    fine = PerceptionExpert(PROTOCOL).judge(_evidence(start, diffused, hole, "object_removal"))
+    assert not any("copies" in f.text for f in fine.negative), fine.negative
+    noise = _texture(160, 200)
+    hole2 = np.zeros(noise.shape[:2], bool)
+    hole2[40:120, 50:150] = True
+    redrawn = noise.copy()
+    redrawn[hole2] = _texture(160, 200, seed=3)[hole2]
+    grain = PerceptionExpert(PROTOCOL).judge(_evidence(noise, redrawn, hole2, "object_removal"))
+    assert not any("copies" in f.text for f in grain.negative), grain.negative
+
+
+def test_perception_smear_ignores_the_neighbouring_words_around_an_erased_one() -> None:
+    """Bench task 14: erasing 'BOOKS' from a sign with other words right around it was refused as "0.11× the
+    rest's texture: a smear" (the ring's mean sharpness was the other letters'), though the fill matched the true
+    panel to 41 dB; the ring's median is the panel's."""
+    from tests.text_helpers import Line, background, draw
+
+    panel = background("flat", 360, 160, (230, 225, 210))
+    start = draw(panel, [Line("BOOKS", (120, 60), 30, (20, 20, 20)), Line("MUSEUM CAFE", (60, 20), 28, (20, 20, 20)),
+                         Line("OPEN DAILY", (70, 100), 28, (20, 20, 20))])  # fmt: skip
+    hole = np.zeros(start.shape[:2], bool)
+    hole[58:96, 116:230] = True
+    after = start.copy()
+    after[hole] = panel[hole]  # the true panel where 'BOOKS' was
+    judged = PerceptionExpert(PROTOCOL).judge(_evidence(start, after, hole, "text_removal"))
+    assert not any("smear" in f.text for f in judged.negative), judged.negative
+
+
 def test_memory_resolves_references() -> None:
     m = SessionMemory()
     m.add(TurnRecord(1, "Make the object red.", "Make the object red.", (("object_recoloration", "object", "red"),),

@@ -466,3 +466,65 @@ def copied_into_fill(after: np.ndarray, region: np.ndarray | None) -> tuple[floa
     if q < 1.0:
         reason += ": content from elsewhere in the image was pasted in"
     return q, reason
+
+
+#: Side (pixels) of the blocks `fill_cloned_share` compares, and the least inner thickness of a hole it looks into.
+FILL_BLOCK_PX = 16
+
+
+def fill_cloned_share(after: np.ndarray, hole: np.ndarray, size: int = FILL_BLOCK_PX) -> tuple[float, int] | None:
+    """How much of a fill is a verbatim copy of some other place of the image, beyond how often the image repeats
+    itself: (excess share of the fill's salient blocks, salient blocks looked at), or None when the hole holds no
+    whole block.
+
+    A fill that continues its surroundings (diffusion, texture synthesis on grass or noise) rarely matches any
+    `size`-pixel block elsewhere exactly; PatchMatch on a large hole in a structured photo pastes whole pieces (a
+    bowl's rim into a salad). Blocks wholly inside the hole are matched (normalised correlation ≥ `CLONE_NCC`) against
+    every place whose window stays clear of the hole; the same is done for blocks of the ring around it, each
+    excluding its own neighbourhood, and that share (the image's own self-similarity: a tiled wall, stripes) is
+    subtracted.
+    """
+    import cv2
+
+    from costa.masks import dilate_mask
+
+    if hole.shape != after.shape[:2] or not hole.any():
+        return None
+    grey = _grey(after).astype(np.float32)
+    h, w = grey.shape
+    if h < 3 * size or w < 3 * size:
+        return None
+    # valid[y, x]: the window at (y, x) does not touch the hole (grown by 2 px)
+    grown = cv2.dilate(hole.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(np.float32)
+    touches = cv2.boxFilter(grown, -1, (size, size), normalize=False, anchor=(0, 0), borderType=cv2.BORDER_CONSTANT)
+    valid = touches[: h - size + 1, : w - size + 1] < 0.5
+    inside = cv2.boxFilter((~hole).astype(np.float32), -1, (size, size), normalize=False, anchor=(0, 0))
+    whole = inside[: h - size + 1, : w - size + 1] < 0.5  # windows wholly inside the hole
+    ring = (dilate_mask(hole, 3 * size) & ~dilate_mask(hole, 2)).astype(np.float32)
+    in_ring = cv2.boxFilter(ring, -1, (size, size), normalize=False, anchor=(0, 0))
+    ring_ok = in_ring[: h - size + 1, : w - size + 1] >= size * size - 0.5
+
+    def share(ok: np.ndarray, own_place: bool) -> tuple[int, int]:
+        ys, xs = np.nonzero(ok[::size, ::size])
+        corners = list(zip((ys * size).tolist(), (xs * size).tolist(), strict=True))
+        salient = found = 0
+        for y, x in corners[:: max(1, len(corners) // 48)]:
+            block = np.ascontiguousarray(grey[y : y + size, x : x + size])
+            if (np.abs(np.diff(block, axis=1)) > SALIENT_STEP).mean() < 4 * SALIENT_SHARE or block.std() < 4.0:
+                continue
+            salient += 1
+            score = cv2.matchTemplate(grey, block, cv2.TM_CCOEFF_NORMED)
+            score[~valid] = -1.0
+            if own_place:
+                score[max(0, y - size) : y + size + 1, max(0, x - size) : x + size + 1] = -1.0
+            if float(score.max()) >= CLONE_NCC:
+                found += 1
+        return found, salient
+
+    found, salient = share(whole, own_place=False)
+    if salient == 0:
+        return None
+    base_found, base_salient = share(ring_ok, own_place=True)
+    baseline = base_found / base_salient if base_salient else 0.0
+    return max(0.0, found / salient - baseline), salient
+

@@ -9,7 +9,8 @@ the tool's output, and the regions earlier turns (and earlier subtasks of this t
 - `PreservationExpert`: logical_consistency — nothing outside the target changed, and each protected region (an
   earlier edit) is still intact unless this subtask is about it (its edited region overlaps it).
 - `PerceptionExpert`: no-reference quality of the edited region relative to the rest of the image — seams, halos,
-  clipping, noise and mirrored margins (perceptual_quality) and smears/blur (aesthetics).
+  clipping, noise, mirrored margins and fills pasted from elsewhere in the image (perceptual_quality) and
+  smears/blur and pasted content (aesthetics).
 
 All images RGB uint8 (H, W, 3); masks bool (H, W).
 """
@@ -24,6 +25,7 @@ from typing import Protocol as TypingProtocol
 import numpy as np
 
 from costa.checks import CheckContext, check_step
+from costa.checks.artifacts import fill_cloned_share
 from costa.errors import ToolError
 from costa.masks import dilate_mask, erode_mask
 from costa.reflect.protocol import ExpertJudgement, Feedback, Protocol
@@ -297,15 +299,36 @@ class PerceptionExpert:
         # ring, not the whole rest: text removed from a smooth panel on a busy photo is a smooth fill on a smooth panel.
         fill = self.protocol.kinds(self.name, "fill_kinds")
         around = dilate_mask(region, 4 * band) & ~dilate_mask(region, band)
-        sharp_around = float(lap_after[around].mean()) if around.any() else sharp_rest
+        # Medians: a neighbouring word or an edge in the ring is not the texture a fill should continue (a panel with
+        # other letters around the removed word is smooth; its mean Laplacian is the letters').
+        sharp_around = float(np.median(lap_after[around])) if around.any() else float(np.median(lap_after[rest]))
         if e.subtask.kind in fill and sharp_around > 2.0:
-            ratio = sharp_in / sharp_around
+            ratio = float(np.median(lap_after[inside])) / sharp_around
             smear = p.option(self.name, "smear_ratio", 0.25)
             s = _ramp(ratio, 2 * smear, smear / 2)
             aes.append(s)
             pq.append(s)  # a smear is an artifact as well as ugly
             text = f"texture inside the edit is {ratio:.2f}× the rest's"
             (positive.append(text) if s >= 7 else negative.append(Feedback(text + ": a smear", "other_path")))
+        # Pasted content: a fill made of verbatim copies of other places of the image (beyond the image's own
+        # self-similarity) shows duplicated objects, not what was behind.
+        if e.subtask.kind in fill and e.subtask.kind not in RESIZING_KINDS:
+            cloned = fill_cloned_share(e.result, region)
+            least = int(p.option(self.name, "clone_min_blocks", 4))
+            if cloned is not None and cloned[1] >= least:
+                s = _ramp(
+                    cloned[0], p.option(self.name, "clone_share_ok", 0.15), p.option(self.name, "clone_share_bad", 0.4)
+                )
+                pq.append(s)
+                aes.append(s)
+                text = (
+                    f"{cloned[0]:.0%} of the fill's {cloned[1]} detailed blocks are copies of other places of the image"
+                )
+                (
+                    positive.append(text)
+                    if s >= 7
+                    else negative.append(Feedback(text + ": pasted content, not what was behind", "other_path"))
+                )
         # Noise: far more high-frequency energy inside than the rest and than before.
         before_in = float(_laplacian(before_g)[inside].mean())
         ref = max(sharp_rest, before_in, 2.0)

@@ -43,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--accept-unverified",
         action="store_true",
-        help="edit a target that was found but not verified (e.g. only its colour matched) instead of exiting 4",
+        help="edit a target that was found but not verified (e.g. only its colour matched), or keep the best attempt "
+        "when reflection doubts the target, instead of exiting 4",
     )
     e.add_argument(
         "--mode",

@@ -58,3 +58,71 @@ def test_other_retries_do_not_ask() -> None:
     ]
     view = _view(events)
     assert not view.needs_pointing and R.points_hint(view) is None and "Point at" not in R.final_text(view)
+
+
+# ------------------------------------------------------------------ through the session core and the CLI, for real
+
+
+def _ask_table(tmp_path):
+    """A reflection table whose only retry is asking (τ_sr 10: the recolouring scores about 9.7, below it)."""
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    data = yaml.safe_load((root / "tool_tables" / "reflection.yaml").read_text())
+    data["tau_sr"], data["actions"] = 10.0, ["ask_user"]
+    table = tmp_path / "reflection-ask.yaml"
+    table.write_text(yaml.safe_dump(data))
+    return root, table
+
+
+BALL_CLICK = (358, 185)  # the red ball's centre in assets/red_ball.png
+
+
+def test_an_ask_saves_nothing_and_sending_again_edits_the_image_as_it_was(tmp_path, monkeypatch) -> None:
+    """Before, the doubted attempt was saved as the new version, so Send again after pointing recoloured on top of
+    it. Now the head stays; the next turn starts from the same image; accepting keeps the attempt as a version."""
+    import numpy as np
+
+    from costa.config import Settings
+    from costa.session import SessionCore, TurnOptions
+
+    root, table = _ask_table(tmp_path)
+    monkeypatch.setenv("COSTA_REFLECTION_TABLE", str(table))
+    core = SessionCore(Services(Settings(home=tmp_path / "home", reflect=True)))
+    sid = core.new_session(None).id
+    core.upload(sid, None, root / "assets" / "red_ball.png")
+    head0, image0 = core.head(sid, None)
+    opts = TurnOptions.validate(core.settings)
+    view = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", opts, clicks=[BALL_CLICK]))][-1]
+    assert view is not None and view.ask_pointing, view.notes
+    assert view.result_version is None
+    head1, image1 = core.head(sid, None)
+    assert head1.id == head0.id and np.array_equal(image1, image0)  # nothing saved
+    assert "Nothing was saved" in R.final_text(view)
+    accept = TurnOptions.validate(core.settings, accept_unverified=True)
+    kept = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", accept, clicks=[BALL_CLICK]))][-1]
+    head2, image2 = core.head(sid, None)
+    core.close()
+    assert kept is not None and kept.result_version == head2.id != head0.id
+    assert not np.array_equal(image2, image0)  # the kept (bluer) attempt is the new version
+
+
+def test_the_cli_writes_nothing_on_an_ask_and_keeps_the_attempt_when_accepted(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root, table = _ask_table(tmp_path)
+    env = {**os.environ, "COSTA_HOME": str(tmp_path / "home"), "PYTHONPATH": str(root)}
+    env["COSTA_REFLECTION_TABLE"] = str(table)
+    env.pop("OPENAI_BASE_URL", None)
+    out = tmp_path / "out.png"
+    args = [sys.executable, "-m", "costa", "edit", str(root / "assets" / "red_ball.png"), "make the ball blue",
+            "-o", str(out), "--point", f"{BALL_CLICK[0]},{BALL_CLICK[1]}"]  # fmt: skip
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "reflection doubts the target of s1 ('ball')" in r.stderr and not out.exists()
+    r = subprocess.run([*args, "--accept-unverified"], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 3 and out.exists(), r.stdout + r.stderr  # kept, and said to be not accepted (partial)

@@ -295,7 +295,8 @@ def final_text(view: TurnView) -> str:
         asked = "; ".join(asked_pointing_line(view, sid) for sid in sorted(view.ask_pointing))
         lines.append(
             f"📍 **{asked}.** Click it in the image, type its box or paint it with the brush (opened on the left), "
-            "then press Send again: the instruction is kept. Undo first if the kept attempt is wrong."
+            "then press Send again: the instruction is kept."
+            + (" Nothing was saved: the image is as it was before this turn." if view.result_version is None else "")
         )
     t = view.totals()
     if view.status == "stopped":

@@ -527,4 +527,3 @@ def fill_cloned_share(after: np.ndarray, hole: np.ndarray, size: int = FILL_BLOC
     base_found, base_salient = share(ring_ok, own_place=True)
     baseline = base_found / base_salient if base_salient else 0.0
     return max(0.0, found / salient - baseline), salient
-

@@ -117,6 +117,16 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
             file=sys.stderr,
         )
         return EXIT_UNVERIFIED
+    if view.ask_pointing and not accept:
+        for s, why in view.ask_pointing.items():
+            target = view.plan.by_id(s).target or "the target"
+            print(f"error: reflection doubts the target of {s} ({target!r}) — {why}", file=sys.stderr)
+        print(
+            "nothing was written: point at the object (--point x,y or --box x,y,w,h) or pass --accept-unverified "
+            "to keep the best attempt",
+            file=sys.stderr,
+        )
+        return EXIT_UNVERIFIED
     if done.image is None:
         print("nothing was written", file=sys.stderr)
         return EXIT_ERROR

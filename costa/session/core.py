@@ -428,6 +428,9 @@ class SessionCore(HistoryMixin, PreviewMixin):
                 view.outcome is not None
                 and view.outcome.image is not None
                 and view.status not in ("stopped", "unverified")
+                # reflection doubts a target and asks the user to point: nothing is saved, so sending again after
+                # pointing edits the image as it was (not the doubted attempt); accepting it saves it
+                and (not view.ask_pointing or opts.accept_unverified)
             ):
                 result_version = self._save_versions(session.id, head, number, req.instruction, view)
                 view.result_version = result_version

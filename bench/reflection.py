@@ -11,9 +11,16 @@ share of each earlier turn's accepted region that later turns changed, measured 
 about it — a turn is about a region when it refers to that turn, overlaps it, or refers to a turn that edited the same
 target) and references resolved (the planned subtasks are the expected ones).
 
+Part 3 — the verification benchmark's wrong results end to end (`costa.testing.cases_checks`, as `bench checks`
+builds them): each case becomes a one-subtask turn on its own image, run by the real search with every real tool,
+except that the tool the search tries first for the subtask is a FAKE that returns the case's prepared result (a
+wrong object recoloured, part of it removed, a near-miss word, mirrored margins, clipping…; or, for the right
+cases, the right result). Reflection off and on: how often a wrong result is reported done, how often the turn
+routed around it to another tool and finished, and how often a right result was refused.
+
 Last line: `reflection: false-done X% -> Y%, pass A% -> B%, drift C -> D, cost ratio R`.
 
-    python -m costa bench reflection [--tasks 10] [--sessions 20] [--seed 0]
+    python -m costa bench reflection [--tasks 10] [--sessions 20] [--cases 0.1] [--seed 0]
 """
 
 from __future__ import annotations
@@ -195,7 +202,7 @@ def run_session(services: Any, session: Session, memory_on: bool) -> SessionResu
     return res
 
 
-def run_reflection_bench(n_tasks: int = 10, n_sessions: int = 20, seed: int = 0) -> str:
+def run_reflection_bench(n_tasks: int = 10, n_sessions: int = 20, seed: int = 0, cases: float = 0.1) -> str:
     from costa.services import Services
     from costa.testing.tasks import make_tasks, run_task
 
@@ -265,6 +272,12 @@ def run_reflection_bench(n_tasks: int = 10, n_sessions: int = 20, seed: int = 0)
         f"references resolved: without memory {ro}/{no}, with memory {rn}/{nn}",
         f"session seconds: without memory {sum(r.seconds for r in results[False]):.1f}, "
         f"with memory {sum(r.seconds for r in results[True]):.1f}",
+        "",
+    ]
+    if cases > 0:
+        part3, _ = run_cases_part(on, off, cases, seed)
+        lines += [*part3, ""]
+    lines += [
         f"wall time {time.perf_counter() - t_all:.1f} s",
         "",
         f"reflection: false-done {fd_off:.0%} -> {fd_on:.0%}, pass {first:.0%} -> {overall:.0%}, "
@@ -273,9 +286,135 @@ def run_reflection_bench(n_tasks: int = 10, n_sessions: int = 20, seed: int = 0)
     return "\n".join(lines)
 
 
+class _PreparedResult:
+    """FAKE tool (a stand-in at the tool boundary, not a real tool): returns one prepared step result whatever it is
+    given, as a broken or misled tool would, under the real tool's spec."""
+
+    def __init__(self, spec: Any, output: Any) -> None:
+        self.spec, self.output, self.settings, self.calls = spec, output, None, 0
+
+    def missing(self) -> str | None:
+        return None
+
+    def ensure_loaded(self) -> None:
+        return None
+
+    def __call__(self, state: Any, subtask: Any, params: Any) -> Any:
+        self.calls += 1
+        return self.output
+
+
+@dataclass
+class CaseRun:
+    """One check case run as a turn: the tool the fake stood in for and how the turn ended."""
+
+    name: str
+    correct: bool
+    fake: str
+    outcome: str  # "done with it" (the prepared result was accepted), "done by another path", "not done"
+    retries: int = 0
+
+
+def _first_final_tool(services: Any, image: np.ndarray, plan: Any) -> str | None:
+    """The tool the search runs first for the plan's one subtask's goal (a real run, reflection off)."""
+    from costa.agent import run_turn
+    from costa.errors import CostaError
+    from costa.events import ToolFinished
+
+    goal = services.tables.subtasks[plan.subtasks[0].kind].produces
+    try:
+        for ev in run_turn(services, image, plan, reflect=False):
+            if isinstance(ev, ToolFinished) and goal in services.tables.tools[ev.tool].outputs:
+                return str(ev.tool)
+    except CostaError:
+        return None
+    return None
+
+
+def run_case(services: Any, case: Any, fake_tool: str, reflect: bool) -> CaseRun:
+    """Run `case` as a turn in which `fake_tool` returns the case's prepared result (see the module docstring)."""
+    from costa.agent import run_turn
+    from costa.errors import CostaError
+    from costa.events import SubtaskDone, TurnDone
+    from costa.types import Plan
+
+    plan = Plan(subtasks=(case.subtask,))
+    fake = _PreparedResult(services.tables.tools[fake_tool], case.output)
+    real = services._tools.get(fake_tool)
+    services._tools[fake_tool] = fake  # the FAKE replaces the real tool for this one turn
+    done: SubtaskDone | None = None
+    turn: TurnDone | None = None
+    retries = 0
+    try:
+        for ev in run_turn(services, case.before.image, plan, reflect=reflect):
+            if ev.kind == "reflection_retry":
+                retries += 1
+            elif isinstance(ev, SubtaskDone):
+                done = ev
+            elif isinstance(ev, TurnDone):
+                turn = ev
+    except CostaError:
+        turn = None
+    finally:
+        if real is not None:
+            services._tools[fake_tool] = real
+        else:
+            services._tools.pop(fake_tool, None)
+    if turn is None or not turn.ok or done is None:
+        outcome = "not done"
+    elif done.tools and done.tools[-1] == fake_tool:
+        outcome = "done with it"
+    else:
+        outcome = "done by another path"
+    return CaseRun(case.name, case.correct, fake_tool, outcome, retries)
+
+
+def run_cases_part(on: Any, off: Any, scale: float, seed: int) -> tuple[list[str], dict[bool, list[CaseRun]]]:
+    """Part 3: every image-editing check case at `scale`, reflection off and on; report lines and the runs."""
+    from costa.testing.cases_checks import make_check_cases
+    from costa.types import Plan
+
+    cases = [c for c in make_check_cases(seed, scale) if on.tables.subtasks[c.kind].edits_image]
+    runs: dict[bool, list[CaseRun]] = {False: [], True: []}
+    skipped = 0
+    for case in cases:
+        first = _first_final_tool(off, case.before.image, Plan(subtasks=(case.subtask,)))
+        if first is None:  # nothing reaches the subtask's goal here (the target cannot be grounded): no first choice
+            skipped += 1
+            continue
+        for flag, services in ((False, off), (True, on)):
+            runs[flag].append(run_case(services, case, first, flag))
+    lines = [
+        f"part 3: {len(cases)} check cases end to end ({sum(not c.correct for c in cases)} wrong results, "
+        f"{sum(c.correct for c in cases)} right; scale {scale:g}, seed {seed}); the search's first tool for the "
+        f"subtask returns the prepared result (FAKE); {skipped} skipped (no tool reaches the goal without it)",
+        "",
+        f"{'reflection':10} {'wrong: done with it':>20} {'routed around':>14} {'not done':>9} "
+        f"{'right: done with it':>20} {'refused':>8} {'retries':>8}",
+    ]
+    for flag in (False, True):
+        w = [r for r in runs[flag] if not r.correct]
+        g = [r for r in runs[flag] if r.correct]
+        lines.append(
+            f"{'on' if flag else 'off':10} {_share(w, 'done with it'):>20} {_share(w, 'done by another path'):>14} "
+            f"{_share(w, 'not done'):>9} {_share(g, 'done with it'):>20} {_share(g, 'not done'):>8} "
+            f"{sum(r.retries for r in runs[flag]):>8}"
+        )
+    bad = [r for r in runs[True] + runs[False] if not r.correct and r.outcome == "done with it"]
+    if bad:
+        lines.append("wrong results reported done: " + ", ".join(f"{r.name} ({r.fake})" for r in bad))
+    return lines, runs
+
+
+def _share(runs: list[CaseRun], outcome: str) -> str:
+    n = sum(r.outcome == outcome for r in runs)
+    return f"{n}/{len(runs)}"
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", type=int, default=10, help="synthetic tasks run with reflection off and on")
     p.add_argument("--sessions", type=int, default=20, help="multi-turn sessions run with memory off and on")
+    p.add_argument("--cases", type=float, default=0.1, help="scale of part 3's check cases (1.0: all 440; 0: skip)")
     p.add_argument("--seed", type=int, default=0)
 
 
@@ -284,5 +423,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.tasks < 1 or args.sessions < 1:
         raise InputError("--tasks and --sessions must be at least 1")
-    print(run_reflection_bench(args.tasks, args.sessions, args.seed))
+    if not 0.0 <= args.cases <= 1.0:
+        raise InputError(f"--cases must be in [0, 1], got {args.cases}")
+    print(run_reflection_bench(args.tasks, args.sessions, args.seed, args.cases))
     return 0

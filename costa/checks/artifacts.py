@@ -468,8 +468,10 @@ def copied_into_fill(after: np.ndarray, region: np.ndarray | None) -> tuple[floa
     return q, reason
 
 
-#: Side (pixels) of the blocks `fill_cloned_share` compares, and the least inner thickness of a hole it looks into.
+#: Side (pixels) of the blocks `fill_cloned_share` compares (at its working scale).
 FILL_BLOCK_PX = 16
+#: `fill_cloned_share` works on the image downscaled to at most this side (pixels).
+FILL_CLONE_SIDE_PX = 640
 
 
 def fill_cloned_share(after: np.ndarray, hole: np.ndarray, size: int = FILL_BLOCK_PX) -> tuple[float, int] | None:
@@ -491,6 +493,12 @@ def fill_cloned_share(after: np.ndarray, hole: np.ndarray, size: int = FILL_BLOC
     if hole.shape != after.shape[:2] or not hole.any():
         return None
     grey = _grey(after).astype(np.float32)
+    scale = min(1.0, FILL_CLONE_SIDE_PX / max(grey.shape))  # a 12-MP photo: each template match would take 60 ms
+    if scale < 1.0:
+        grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        hole = cv2.resize(hole.astype(np.uint8), (grey.shape[1], grey.shape[0]), interpolation=cv2.INTER_NEAREST) > 0
+        if not hole.any():
+            return None
     h, w = grey.shape
     if h < 3 * size or w < 3 * size:
         return None

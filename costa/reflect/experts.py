@@ -317,7 +317,7 @@ class PerceptionExpert:
             least = int(p.option(self.name, "clone_min_blocks", 4))
             if cloned is not None and cloned[1] >= least:
                 s = _ramp(
-                    cloned[0], p.option(self.name, "clone_share_ok", 0.15), p.option(self.name, "clone_share_bad", 0.4)
+                    cloned[0], p.option(self.name, "clone_share_ok", 0.1), p.option(self.name, "clone_share_bad", 0.3)
                 )
                 pq.append(s)
                 aes.append(s)

@@ -126,3 +126,26 @@ def test_the_cli_writes_nothing_on_an_ask_and_keeps_the_attempt_when_accepted(tm
     assert "reflection doubts the target of s1 ('ball')" in r.stderr and not out.exists()
     r = subprocess.run([*args, "--accept-unverified"], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 3 and out.exists(), r.stdout + r.stderr  # kept, and said to be not accepted (partial)
+
+
+def test_a_retry_s_failed_search_is_not_the_turn_s_error() -> None:
+    """The app said "⚠️ No tool path passed its checks" twice under a removal that was done (reflection's retries
+    found no other path); that is a note about the retry, and a search failing outside a retry is still an error."""
+    from costa.events import SearchFailed
+
+    plan = plan_with_rules("remove the ball", Services().tables.subtasks)
+    events = [
+        PlanReady(plan),
+        Reflection("s1", 1, (), 6.7, "retry"),
+        ReflectionRetry("s1", 2, "other_path", "pasted content"),
+        SearchFailed("every tool path failed its checks", 3, 1.0),
+        ReflectionRetry("s1", 3, "next_params", "pasted content"),
+        SearchFailed("every tool path failed its checks", 2, 1.0),
+        ReflectionKept("s1", 1, 6.7, False, "no attempt reached 7"),
+        SubtaskDone("s1", "object_removal", ("box_mask", "remove_patchmatch"), 0.9, "filled", None),
+        TurnDone(1.0, 0.1, 2, 0.9, None, ok=False),
+    ]
+    view = _view(events)
+    assert not view.errors and sum("no other tool path" in n for n in view.notes) == 1, (view.errors, view.notes)
+    alone = _view([PlanReady(plan), SearchFailed("every tool path failed its checks", 3, 1.0)])
+    assert alone.errors == ["No tool path passed its checks: every tool path failed its checks."]

@@ -134,6 +134,8 @@ class TurnView:
     unverified: dict[str, E.TargetUnverified] = field(default_factory=dict)  # found but not verified: not done
     llm: list[E.LlmCall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The subtask whose reflection retry is running (its searches' failures are the retry's, not the turn's).
+    retrying: str | None = None
     errors: list[str] = field(default_factory=list)
     question: str | None = None
     outcome: E.TurnDone | None = None
@@ -191,16 +193,25 @@ class TurnView:
             self.chosen = path_keys(ev.path)
             self.predicted = []
         elif isinstance(ev, E.SearchFailed) and not ev.stopped:  # a stopped search is said by `stop()`
-            self.errors.append(f"No tool path passed its checks: {ev.reason}.")
+            if self.retrying is not None:  # a reflection retry's own search: the subtask already has an attempt
+                note = f"🔎 {self.retrying}: the retry found no other tool path that passes its checks."
+                if note not in self.notes:
+                    self.notes.append(note)
+            else:
+                self.errors.append(f"No tool path passed its checks: {ev.reason}.")
+        elif isinstance(ev, E.ReflectionRetry):
+            self.retrying = ev.subtask_id
+            if ev.action == "ask_user":
+                self.needs_pointing.add(ev.subtask_id)
+                self.ask_pointing[ev.subtask_id] = ev.reason
+        elif isinstance(ev, E.ReflectionKept):
+            self.retrying = None
         elif isinstance(ev, E.SubtaskDone):
             self.done_subtasks[ev.subtask_id] = ev
         elif isinstance(ev, E.TargetUnverified):
             self.unverified[ev.subtask_id] = ev
         elif isinstance(ev, E.PointingNeeded):
             self.needs_pointing.update(ev.subtask_ids)
-        elif isinstance(ev, E.ReflectionRetry) and ev.action == "ask_user":
-            self.needs_pointing.add(ev.subtask_id)
-            self.ask_pointing[ev.subtask_id] = ev.reason
         elif isinstance(ev, E.RuleHit):
             self.notes.append(f"{ev.subtask_id}: fast — rule {ev.rule_id} (v{ev.version}): {' → '.join(ev.tools)}")
         elif isinstance(ev, E.Fallback):

@@ -495,7 +495,7 @@ def fill_cloned_share(after: np.ndarray, hole: np.ndarray, size: int = FILL_BLOC
     grey = _grey(after).astype(np.float32)
     scale = min(1.0, FILL_CLONE_SIDE_PX / max(grey.shape))  # a 12-MP photo: each template match would take 60 ms
     if scale < 1.0:
-        grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA).astype(np.float32)
         hole = cv2.resize(hole.astype(np.uint8), (grey.shape[1], grey.shape[0]), interpolation=cv2.INTER_NEAREST) > 0
         if not hole.any():
             return None

@@ -100,7 +100,7 @@ def test_an_ask_saves_nothing_and_sending_again_edits_the_image_as_it_was(tmp_pa
     assert view.result_version is None
     head1, image1 = core.head(sid, None)
     assert head1.id == head0.id and np.array_equal(image1, image0)  # nothing saved
-    assert "Nothing was saved" in R.final_text(view)
+    assert "Nothing was saved" in R.final_text(view) and "the best attempt was kept" not in R.final_text(view)
     accept = TurnOptions.validate(core.settings, accept_unverified=True)
     kept = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", accept, clicks=[BALL_CLICK]))][-1]
     head2, image2 = core.head(sid, None)

@@ -316,7 +316,10 @@ def final_text(view: TurnView) -> str:
             and view.plan is not None
             and set(view.done_subtasks) >= {s.id for s in view.plan.subtasks}
         ):  # every subtask ran; reflection kept a best attempt below its threshold
-            lines.append(f"☑️ **Done, not accepted by reflection** · {cost} · the best attempt was kept (see above)")
+            if view.ask_pointing and view.result_version is None:
+                lines.append(f"☑️ **Not accepted by reflection** · {cost} · waiting for you to point (nothing saved)")
+            else:
+                lines.append(f"☑️ **Done, not accepted by reflection** · {cost} · the best attempt was kept (see above)")
         elif view.status == "partial":
             lines.append(f"☑️ **Partly done** · {cost} · some subtasks were not run (see above)")
         else:

@@ -175,6 +175,29 @@ def test_perception_sees_a_fill_pasted_from_elsewhere_in_a_photo() -> None:
     assert not any("copies" in f.text for f in grain.negative), grain.negative
 
 
+@pytest.mark.parametrize(("photo", "pasted"), [("grass", False), ("astronaut", True)])
+def test_perception_judges_copies_only_where_the_surroundings_differ(photo: str, pasted: bool) -> None:
+    """The real PatchMatch filling a hole in scikit-image's lawn copies grass from elsewhere — that is the lawn, a good
+    fill (it was refused as pasted content before the surroundings' side-to-side variation gated the measure); in the
+    astronaut's face it pastes hair."""
+    from skimage import data
+
+    from costa.types import Mask
+
+    image = np.ascontiguousarray(getattr(data, photo)()[:400, :500])
+    if image.ndim == 2:
+        image = np.ascontiguousarray(np.stack([image] * 3, axis=-1))
+    hole = np.zeros(image.shape[:2], bool)
+    hole[133:223, 166:276] = True
+    services = Services()
+    tool = services.tool("remove_patchmatch")
+    before = EditState(image, {"masks": (Mask(hole, label="object"),)})
+    out = tool(before, Subtask(id="s1", kind="object_removal", target="object"), tool.spec.params_for_attempt(0))
+    region = out.edited_region if out.edited_region is not None else hole
+    judged = PerceptionExpert(PROTOCOL).judge(_evidence(image, out.image, region, "object_removal"))
+    assert any("copies of other places" in f.text for f in judged.negative) is pasted, judged
+
+
 def test_perception_smear_ignores_the_neighbouring_words_around_an_erased_one() -> None:
     """Bench task 14: erasing 'BOOKS' from a sign with other words right around it was refused as "0.11× the
     rest's texture: a smear" (the ring's mean sharpness was the other letters'), though the fill matched the true

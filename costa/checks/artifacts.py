@@ -535,3 +535,36 @@ def fill_cloned_share(after: np.ndarray, hole: np.ndarray, size: int = FILL_BLOC
     base_found, base_salient = share(ring_ok, own_place=True)
     baseline = base_found / base_salient if base_salient else 0.0
     return max(0.0, found / salient - baseline), salient
+
+
+def surround_variation(image: np.ndarray, hole: np.ndarray, sectors: int = 8, width: int = 12) -> float | None:
+    """How much the surroundings of `hole` differ from side to side beyond a shading plane: the mean, over `sectors`
+    angular sectors of a `width`-px ring, of the CIELAB ΔE between the sector's mean residual colour and zero, after a
+    plane (per channel, over the ring) is taken out. None when the ring is too small.
+
+    One stationary texture (grass, gravel, a brick wall, a gradient) scores about 0–3.5; a hole in a structured
+    photo (a face, a salad bowl's rim on one side and the tray on another) scores 4–15. Content copied into such a
+    hole from elsewhere is a guess about what was behind; copied within one texture it is that texture.
+    """
+    import cv2
+
+    from costa.masks import dilate_mask
+
+    if hole.shape != image.shape[:2] or not hole.any():
+        return None
+    ring = dilate_mask(hole, width) & ~dilate_mask(hole, 2)
+    ry, rx = np.nonzero(ring)
+    if len(rx) < 16 * sectors:
+        return None
+    lab = cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_RGB2LAB).astype(np.float64)
+    lab[..., 0] *= 100.0 / 255.0
+    lab[..., 1:] -= 128.0
+    values = lab[ry, rx]
+    design = np.stack([np.ones(len(rx)), rx, ry], axis=1).astype(np.float64)
+    coef, *_ = np.linalg.lstsq(design, values, rcond=None)
+    residual = values - design @ coef
+    ys, xs = np.nonzero(hole)
+    angle = np.arctan2(ry - ys.mean(), rx - xs.mean())
+    sector = ((angle + np.pi) / (2 * np.pi) * sectors).astype(int) % sectors
+    means = [np.linalg.norm(residual[sector == k].mean(axis=0)) for k in range(sectors) if (sector == k).sum() > 10]
+    return float(np.mean(means)) if means else None

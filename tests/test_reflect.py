@@ -177,9 +177,9 @@ def test_perception_sees_a_fill_pasted_from_elsewhere_in_a_photo() -> None:
 
 @pytest.mark.parametrize(("photo", "pasted"), [("grass", False), ("astronaut", True)])
 def test_perception_judges_copies_only_where_the_surroundings_differ(photo: str, pasted: bool) -> None:
-    """The real PatchMatch filling a hole in scikit-image's lawn copies grass from elsewhere — that is the lawn, a good
-    fill (it was refused as pasted content before the surroundings' side-to-side variation gated the measure); in the
-    astronaut's face it pastes hair."""
+    """A hole in scikit-image's lawn filled with a verbatim copy of another patch of the same lawn is the lawn (it was
+    refused as pasted content before the surroundings' side-to-side variation gated the measure); the same copy into
+    the astronaut's face pastes someone's uniform there. The real PatchMatch on the lawn is not refused either."""
     from skimage import data
 
     from costa.types import Mask
@@ -189,13 +189,16 @@ def test_perception_judges_copies_only_where_the_surroundings_differ(photo: str,
         image = np.ascontiguousarray(np.stack([image] * 3, axis=-1))
     hole = np.zeros(image.shape[:2], bool)
     hole[133:223, 166:276] = True
-    services = Services()
-    tool = services.tool("remove_patchmatch")
-    before = EditState(image, {"masks": (Mask(hole, label="object"),)})
-    out = tool(before, Subtask(id="s1", kind="object_removal", target="object"), tool.spec.params_for_attempt(0))
-    region = out.edited_region if out.edited_region is not None else hole
-    judged = PerceptionExpert(PROTOCOL).judge(_evidence(image, out.image, region, "object_removal"))
+    copied = image.copy()
+    copied[133:223, 166:276] = image[290:380, 360:470]
+    judged = PerceptionExpert(PROTOCOL).judge(_evidence(image, copied, hole, "object_removal"))
     assert any("copies of other places" in f.text for f in judged.negative) is pasted, judged
+    if not pasted:
+        tool = Services().tool("remove_patchmatch")
+        before = EditState(image, {"masks": (Mask(hole, label="object"),)})
+        out = tool(before, Subtask(id="s1", kind="object_removal", target="object"), tool.spec.params_for_attempt(0))
+        real = PerceptionExpert(PROTOCOL).judge(_evidence(image, out.image, out.edited_region, "object_removal"))
+        assert not any("copies of other places" in f.text for f in real.negative), real
 
 
 def test_perception_smear_ignores_the_neighbouring_words_around_an_erased_one() -> None:

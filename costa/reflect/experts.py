@@ -312,12 +312,10 @@ class PerceptionExpert:
             (positive.append(text) if s >= 7 else negative.append(Feedback(text + ": a smear", "other_path")))
         # Pasted content: a fill made of verbatim copies of other places of the image (beyond the image's own
         # self-similarity) shows duplicated objects, not what was behind.
-        hole = e.edited_mask(int(p.option("preservation", "change_level", 12)))  # the declared hole, not the speckle
-        hole = region if hole is None or not hole.any() else hole  # of changed pixels a texture fill leaves
-        variation = surround_variation(e.start, hole) if e.subtask.kind in fill else None
+        variation = surround_variation(e.start, region) if e.subtask.kind in fill else None
         if variation is not None and variation >= p.option(self.name, "clone_min_variation", 3.7):
             # only where the surroundings differ from side to side: copied grass into a lawn is the lawn
-            cloned = fill_cloned_share(e.result, hole)
+            cloned = fill_cloned_share(e.result, region)
             least = int(p.option(self.name, "clone_min_blocks", 4))
             if cloned is not None and cloned[1] >= least:
                 s = _ramp(

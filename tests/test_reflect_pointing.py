@@ -80,33 +80,55 @@ def _ask_table(tmp_path):
 BALL_CLICK = (358, 185)  # the red ball's centre in assets/red_ball.png
 
 
-def test_an_ask_saves_nothing_and_sending_again_edits_the_image_as_it_was(tmp_path, monkeypatch) -> None:
-    """Before, the doubted attempt was saved as the new version, so Send again after pointing recoloured on top of
-    it. Now the head stays; the next turn starts from the same image; accepting keeps the attempt as a version."""
-    import numpy as np
+_ASK_THROUGH_THE_CORE = """
+import sys
+import numpy as np
+from pathlib import Path
+from costa.config import Settings
+from costa.services import Services
+from costa.session import SessionCore, TurnOptions
+from ui import render as R
 
-    from costa.config import Settings
-    from costa.session import SessionCore, TurnOptions
+root, home = Path(sys.argv[1]), Path(sys.argv[2])
+click = (358, 185)
+core = SessionCore(Services(Settings(home=home, reflect=True)))
+sid = core.new_session(None).id
+core.upload(sid, None, root / "assets" / "red_ball.png")
+head0, image0 = core.head(sid, None)
+opts = TurnOptions.validate(core.settings)
+view = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", opts, clicks=[click]))][-1]
+assert view is not None and view.ask_pointing, view.notes
+assert view.result_version is None
+head1, image1 = core.head(sid, None)
+assert head1.id == head0.id and np.array_equal(image1, image0)  # nothing saved
+text = R.final_text(view)
+assert "Nothing was saved" in text and "the best attempt was kept" not in text, text
+accept = TurnOptions.validate(core.settings, accept_unverified=True)
+kept = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", accept, clicks=[click]))][-1]
+head2, image2 = core.head(sid, None)
+core.close()
+assert kept is not None and kept.result_version == head2.id != head0.id
+assert not np.array_equal(image2, image0)  # the kept (bluer) attempt is the new version
+print("ok")
+"""
+
+
+def test_an_ask_saves_nothing_and_sending_again_edits_the_image_as_it_was(tmp_path) -> None:
+    """Before, the doubted attempt was saved as the new version, so Send again after pointing recoloured on top of
+    it. Now the head stays; the next turn starts from the same image; accepting keeps the attempt as a version.
+    Through the session core in a fresh process (the reflection table comes from the environment, as in the app)."""
+    import os
+    import subprocess
+    import sys
 
     root, table = _ask_table(tmp_path)
-    monkeypatch.setenv("COSTA_REFLECTION_TABLE", str(table))
-    core = SessionCore(Services(Settings(home=tmp_path / "home", reflect=True)))
-    sid = core.new_session(None).id
-    core.upload(sid, None, root / "assets" / "red_ball.png")
-    head0, image0 = core.head(sid, None)
-    opts = TurnOptions.validate(core.settings)
-    view = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", opts, clicks=[BALL_CLICK]))][-1]
-    assert view is not None and view.ask_pointing, view.notes
-    assert view.result_version is None
-    head1, image1 = core.head(sid, None)
-    assert head1.id == head0.id and np.array_equal(image1, image0)  # nothing saved
-    assert "Nothing was saved" in R.final_text(view) and "the best attempt was kept" not in R.final_text(view)
-    accept = TurnOptions.validate(core.settings, accept_unverified=True)
-    kept = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", accept, clicks=[BALL_CLICK]))][-1]
-    head2, image2 = core.head(sid, None)
-    core.close()
-    assert kept is not None and kept.result_version == head2.id != head0.id
-    assert not np.array_equal(image2, image0)  # the kept (bluer) attempt is the new version
+    env = {**os.environ, "PYTHONPATH": str(root), "COSTA_REFLECTION_TABLE": str(table), "COSTA_HOME": str(tmp_path)}
+    env.pop("OPENAI_BASE_URL", None)
+    r = subprocess.run(
+        [sys.executable, "-c", _ASK_THROUGH_THE_CORE, str(root), str(tmp_path / "home")],
+        env=env, capture_output=True, text=True, timeout=300, cwd=root,
+    )  # fmt: skip
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
 
 
 def test_the_cli_writes_nothing_on_an_ask_and_keeps_the_attempt_when_accepted(tmp_path) -> None:

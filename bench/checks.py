@@ -2,7 +2,7 @@
 
 `python -m costa bench checks [--seed 0] [--scale 1.0] [--kinds K,K] [--save DIR] [--per-case]`
 
-Runs every case of `costa.testing.cases_checks` (by default 240 seeded wrong results in ten categories and 200 right
+Runs every case of `costa.synthetic.cases_checks` (by default 240 seeded wrong results in ten categories and 200 right
 ones) through `costa.checks.check_step`, exactly as the search scores a step, with the real OCR reader, and prints per
 check (subtask kind), per mistake category and overall:
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from costa.testing.cases_checks import CheckCase
+    from costa.synthetic.cases_checks import CheckCase
 
 FALSE_PASS_TARGET = 0.02
 FALSE_FAIL_TARGET = 0.05
@@ -69,7 +69,7 @@ class Rate:
 
 
 def run_cases(cases: Sequence[CheckCase], threshold: float = 0.8, reader: object | None = None) -> list[CaseOutcome]:
-    """Check every case (`costa.testing.cases_checks.CheckCase`) with `check_step`; return the outcomes.
+    """Check every case (`costa.synthetic.cases_checks.CheckCase`) with `check_step`; return the outcomes.
 
     Args:
         threshold: quality a step must reach to pass (the search's, 0.8).
@@ -198,7 +198,7 @@ def run_checks_bench(
     per_case: bool = False,
 ) -> str:
     """Build the cases, check them all, and return the report (see the module docstring)."""
-    from costa.testing.cases_checks import make_check_cases
+    from costa.synthetic.cases_checks import make_check_cases
 
     t0 = time.perf_counter()
     cases = make_check_cases(seed=seed, scale=scale, kinds=frozenset(kinds) if kinds else None)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from costa.testing.scenes import available_fonts, make_text_scene, photo_files
+from costa.synthetic.scenes import available_fonts, make_text_scene, photo_files
 from costa.textmatch import find_matches
 
 #: The edit every run performs.

@@ -9,7 +9,7 @@
    published CoSTA* expansion) and lazy A* over the whole plan's tool graph, both with the table's estimates, and
    fast–slow with the learned table (frozen) and the persisted estimates. Also lazy A* with the persisted estimates
    alone (no subroutines), at α = 1.
-3. Every subtask is judged against the scene's ground truth (`costa.testing.tasks._verify`).
+3. Every subtask is judged against the scene's ground truth (`costa.synthetic.truth.verify_subtask`).
 
 Real tools on the generator's scenes, at 256 px. Each distinct tool run (same tool, parameters, subtask and input
 state) executes once for real and its measured seconds are charged to every mode that runs it, so modes are compared
@@ -37,8 +37,9 @@ from costa.events import Fallback, RuleHit, SubtaskDone, ToolFinished, TurnDone
 from costa.graph import GOAL, START, StepNode, step_key
 from costa.search import Outcome, iter_search
 from costa.services import Estimates, Services
-from costa.testing.fasta_tasks import make_fasta_tasks
-from costa.testing.tasks import SyntheticTask, _advance, _Frame, _match, _verify, _words_after
+from costa.synthetic.fasta_tasks import make_fasta_tasks
+from costa.synthetic.tasks import SyntheticTask
+from costa.synthetic.truth import Frame, advance, match_plan, verify_subtask, words_after
 from costa.types import EditState, Plan
 
 CHECKPOINTS = (40, 80, 120, 160, 200)
@@ -152,9 +153,9 @@ def _plan(services: Services, task: SyntheticTask) -> Plan:
 def _truth(
     services: Services, task: SyntheticTask, plan: Plan, done: dict[str, tuple[str, Any]], vcache: dict
 ) -> list[bool]:
-    """Ground-truth verdict per expected clause (as `costa.testing.tasks.run_task` judges them), cached."""
-    matched = _match(plan, task.expected)
-    frame = _Frame()
+    """Ground-truth verdict per expected clause (as `costa.synthetic.tasks.run_task` judges them), cached."""
+    matched = match_plan(plan, task.expected)
+    frame = Frame()
     words = [w.text for w in task.text.words] if task.text is not None else []
     current = task.image
     out = [False] * len(task.expected)
@@ -167,11 +168,11 @@ def _truth(
             if s.id in done:
                 key = (task.index, s.id, _digest(current), _digest(after) if after is not None else "", result)
                 if key not in vcache:
-                    vcache[key] = _verify(task, e, current, after, result, frame, words, vcache["reader"])[0]
+                    vcache[key] = verify_subtask(task, e, current, after, result, frame, words, vcache["reader"])[0]
                 out[task.expected.index(e)] = vcache[key]
-            words = _words_after(words, e)
+            words = words_after(words, e)
         if after is not None:
-            _advance(frame, s.kind, current, after, e)
+            advance(frame, s.kind, current, after, e)
             current = after
     return out
 

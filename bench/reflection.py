@@ -1,6 +1,6 @@
 """Reflection on/off and memory on/off on seeded synthetic data with ground truth, in one run.
 
-Part 1 — the synthetic task suite (`costa.testing.tasks`), each task run with reflection off (the search's first
+Part 1 — the synthetic task suite (`costa.synthetic.tasks`), each task run with reflection off (the search's first
 result) and on: false-done rate (turns reported done whose result fails its ground truth), first-try pass (off),
 share rescued by reflection retries, overall pass (on), and the cost ratio (the turns' CPU seconds on / off; the wall
 seconds, which swing with the machine's other load, are printed too).
@@ -11,7 +11,7 @@ share of each earlier turn's accepted region that later turns changed, measured 
 about it — a turn is about a region when it refers to that turn, overlaps it, or refers to a turn that edited the same
 target) and references resolved (the planned subtasks are the expected ones).
 
-Part 3 — the verification benchmark's wrong results end to end (`costa.testing.cases_checks`, as `bench checks`
+Part 3 — the verification benchmark's wrong results end to end (`costa.synthetic.cases_checks`, as `bench checks`
 builds them): each case becomes a one-subtask turn on its own image, run by the real search with every real tool,
 except that the tool the search tries first for the subtask is a FAKE that returns the case's prepared result (a
 wrong object recoloured, part of it removed, a near-miss word, mirrored margins, clipping…; or, for the right
@@ -55,8 +55,8 @@ class Session:
 def make_sessions(n: int, seed: int) -> list[Session]:
     """`n` sessions of 4–6 turns: signs (text edits on distinct words, with "do the same", "remove it") and objects
     (recolouring with "use X instead", "the same colour", "make it bigger"), plus a global adjustment now and then."""
-    from costa.testing.cases import BenchCase
-    from costa.testing.scenes import NEW_WORDS, make_text_scene, random_object_scene, scene_seeds
+    from costa.synthetic.cases import BenchCase
+    from costa.synthetic.scenes import NEW_WORDS, make_text_scene, random_object_scene, scene_seeds
 
     out: list[Session] = []
     colours = ("pink", "teal", "orange", "purple", "yellow", "green", "blue", "red")
@@ -203,8 +203,9 @@ def run_session(services: Any, session: Session, memory_on: bool) -> SessionResu
 
 
 def run_reflection_bench(n_tasks: int = 10, n_sessions: int = 20, seed: int = 0, cases: float = 0.1) -> str:
+    from bench.tasks import run_task
     from costa.services import Services
-    from costa.testing.tasks import make_tasks, run_task
+    from costa.synthetic.tasks import make_tasks
 
     t_all = time.perf_counter()
     base = Services()
@@ -371,7 +372,7 @@ def run_case(services: Any, case: Any, fake_tool: str, reflect: bool) -> CaseRun
 
 def run_cases_part(on: Any, off: Any, scale: float, seed: int) -> tuple[list[str], dict[bool, list[CaseRun]]]:
     """Part 3: every image-editing check case at `scale`, reflection off and on; report lines and the runs."""
-    from costa.testing.cases_checks import make_check_cases
+    from costa.synthetic.cases_checks import make_check_cases
     from costa.types import Plan
 
     cases = [c for c in make_check_cases(seed, scale) if on.tables.subtasks[c.kind].edits_image]

@@ -11,7 +11,7 @@ identical outcomes for the same step, and the same seed gives the same numbers (
 Measured, per plan, for both modes: tool executions, tool-seconds spent (every attempt, retries included), the chosen
 path's quality and score, and whether a path was found; per subtask: the wall time of the search with the simulated
 execution's own time taken out, and the time `build_plan_graph` took. The same is done on a seeded synthetic
-500-tool table (`costa.testing.synthetic_tables`) to see how both scale.
+500-tool table (`costa.synthetic.tool_tables`) to see how both scale.
 
 Example:
     >>> r = run_search_bench(seed=0, n_plans=2, synthetic_plans=1, synthetic_tools=60)
@@ -43,8 +43,8 @@ from costa.graph import (
     subtask_chains,
 )
 from costa.search import Outcome, SearchResult, check_alpha, iter_search
+from costa.synthetic.tool_tables import make_synthetic_tables
 from costa.tables import Tables, load_tables
-from costa.testing.synthetic_tables import make_synthetic_tables
 from costa.types import Plan, Subtask
 
 LAZY_SAVING_TARGET = 0.40  # fraction fewer tool executions per task than eager

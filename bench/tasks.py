@@ -1,7 +1,8 @@
 """Task benchmark: seeded multi-step synthetic tasks planned, run and verified against ground truth.
 
-The tasks, the runner and the ground-truth verification live in `costa.testing.tasks` (tests use them too); this module
-only runs a stream of them and formats the report (`python -m costa bench tasks --n N --seed S`).
+The tasks live in `costa.synthetic.tasks` and their ground-truth verification in `costa.synthetic.truth`; this module
+runs them (`run_task`: plan with the rule planner, run the turn, verify each subtask; the FaSTA* and reflection
+benchmarks and the tests use it too) and formats the report (`python -m costa bench tasks --n N --seed S`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,114 @@ import argparse
 import statistics
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from costa.testing.tasks import TaskResult, make_tasks, run_task
+from costa.synthetic.tasks import SyntheticTask, make_tasks
+from costa.synthetic.truth import Frame, SubtaskVerdict, advance, match_plan, verify_subtask, words_after
+
+# --------------------------------------------------------------------------------------------------------- runner
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    index: int
+    instruction: str
+    family: str
+    verdicts: tuple[SubtaskVerdict, ...]
+    seconds: float
+    executions: int
+    error: str = ""
+    reported_done: bool = False  # the turn said every subtask was done (TurnDone.ok)
+    retries: int = 0  # reflection retries the turn made
+    turn_cpu_seconds: float = 0.0  # this process's CPU seconds in the turn itself (not planning or verification)
+
+    @property
+    def success(self) -> bool:
+        return not self.error and all(v.passed for v in self.verdicts)
+
+
+def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> TaskResult:
+    """Plan `task` with the rule planner, run it (with the object's box as the user's box), verify each subtask."""
+    from costa.agent import UserRegion, run_turn
+    from costa.errors import CostaError
+    from costa.events import SubtaskDone, ToolFailed, ToolFinished, TurnDone
+    from costa.planner import plan_with_rules
+
+    t0 = time.perf_counter()
+    try:
+        plan = plan_with_rules(task.instruction, services.tables.subtasks)
+    except CostaError as e:
+        verdicts = tuple(SubtaskVerdict(x.kind, x.clause, False, "not planned") for x in task.expected)
+        return TaskResult(task.index, task.instruction, task.family, verdicts, 0.0, 0, f"planning failed: {e}")
+    region = UserRegion(boxes=(task.box,)) if task.box is not None else None
+    done: dict[str, SubtaskDone] = {}
+    turn: TurnDone | None = None
+    passed: set[str] = set()  # subtasks whose final step passed its check on some path
+    failed: dict[str, str] = {}  # subtask id → the last failure of a final step
+    retries = 0
+    cpu0 = time.process_time()
+    try:
+        for ev in run_turn(services, task.image, plan, alpha=alpha, region=region):
+            if ev.kind == "reflection_retry":
+                retries += 1
+            if isinstance(ev, SubtaskDone):
+                done[ev.subtask_id] = ev
+            elif isinstance(ev, TurnDone):
+                turn = ev
+            elif isinstance(ev, ToolFinished):
+                goal = services.tables.subtasks[plan.by_id(ev.subtask_id).kind].produces
+                if goal in services.tables.tools[ev.tool].outputs:
+                    if ev.passed:
+                        passed.add(ev.subtask_id)
+                    else:
+                        failed[ev.subtask_id] = f"{ev.tool} q={ev.quality:.2f}: {'; '.join(ev.reasons[:2])}"
+            elif isinstance(ev, ToolFailed) and ev.subtask_id not in failed:
+                failed[ev.subtask_id] = f"{ev.tool}: {ev.reason}"
+    except CostaError as e:
+        verdicts = tuple(SubtaskVerdict(x.kind, x.clause, False, "the turn failed") for x in task.expected)
+        return TaskResult(task.index, task.instruction, task.family, verdicts, time.perf_counter() - t0, 0, str(e))
+    turn_cpu = time.process_time() - cpu0
+    matched = match_plan(plan, task.expected)
+    by_index: dict[int, SubtaskVerdict] = {}
+    frame = Frame()
+    words = [w.text for w in task.text.words] if task.text is not None else []
+    current = task.image
+    edits = {s.id: services.tables.subtasks[s.kind].edits_image for s in plan.subtasks}
+    for s in plan.subtasks:
+        want = matched.get(s.id)
+        sd = done.get(s.id)
+        after = sd.image if sd is not None and edits[s.id] else None
+        if want is not None:
+            key = task.expected.index(want)
+            if sd is None:
+                skipped = turn.skipped.get(s.id) if turn is not None else None
+                blockers = [b.kind for b in plan.subtasks if b.id not in passed and b.id in failed]
+                if skipped:
+                    why = f"no ready tool: {skipped}"
+                elif s.id in failed and s.id not in passed:
+                    why = f"no tool passed its check ({failed[s.id]})"
+                elif s.id not in passed:
+                    why = f"never run: the search gave up at {', '.join(blockers) or 'an earlier subtask'}"
+                else:
+                    why = f"its step passed, but the turn failed on {', '.join(blockers) or 'another subtask'}"
+                by_index[key] = SubtaskVerdict(want.kind, want.clause, False, why[:240])
+            else:
+                ok, why = verify_subtask(task, want, current, after, sd.result, frame, words, services.reader)
+                by_index[key] = SubtaskVerdict(want.kind, want.clause, ok, why)
+            words = words_after(words, want)
+        if after is not None:
+            advance(frame, s.kind, current, after, want)
+            current = after
+    out = tuple(
+        by_index.get(i, SubtaskVerdict(want.kind, want.clause, False, "the planner made no subtask for it"))
+        for i, want in enumerate(task.expected)
+    )
+    executions = turn.executions if turn is not None else 0
+    ok = bool(turn is not None and turn.ok)
+    seconds = time.perf_counter() - t0
+    return TaskResult(task.index, task.instruction, task.family, out, seconds, executions, "", ok, retries, turn_cpu)
+
 
 # ------------------------------------------------------------------------------------------------------- report
 

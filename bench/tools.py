@@ -1,11 +1,11 @@
 """Measure every ready embedded tool on synthetic cases and (optionally) write the results into benchmark.csv.
 
 For each (tool, subtask) row of the benchmark table whose tool is ready, embedded and runnable here, the real tool runs
-on `cases` synthetic cases of that subtask (`costa.testing.cases`) with its first-attempt parameters:
+on `cases` synthetic cases of that subtask (`costa.synthetic.cases`) with its first-attempt parameters:
 
 - **seconds**: median wall time of the tool call alone (inputs built, models loaded and OCR warmed up beforehand).
 - **quality**: the mean graded quality — how well the tool did what was asked — against ground truth where the
-  scenes have it (`costa.testing.grades`: upscaling, deblurring and outpainting by SSIM against the true image,
+  scenes have it (`costa.synthetic.grades`: upscaling, deblurring and outpainting by SSIM against the true image,
   removal by SSIM against the true background, recolouring by ΔE + shading + outside SSIM, masks by IoU, text
   detection by word recall or whether the target was found); `source` "truth". Where no truth exists (text edits,
   privacy blur, background removal, global adjustments) it is the mean check quality; `source` "check".
@@ -49,9 +49,9 @@ from costa.errors import ToolError
 from costa.masks import dilate_mask
 from costa.search import DEFAULT_THRESHOLD, score
 from costa.services import Services
+from costa.synthetic.cases import CASE_KINDS, BenchCase, make_cases, mask_iou, masked_psnr, target_found, word_recall
+from costa.synthetic.cases_image import ImageCase, image_truth
 from costa.tables import BENCHMARK_COLUMNS, BENCHMARK_FILE, SUBTASKS_FILE, TABLES_DIR, TOOLS_FILE, parse_tables
-from costa.testing.cases import CASE_KINDS, BenchCase, make_cases, mask_iou, masked_psnr, target_found, word_recall
-from costa.testing.cases_image import ImageCase, image_truth
 from costa.types import EditState, Mask, TextRegion, ToolSpec
 
 log = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ def _inputs(run: _Run, spec: ToolSpec, kind: str, i: int, case: BenchCase) -> tu
         elif t == "masks":
             artifacts[t] = (case.gt_mask(),)
         elif t == "points":
-            from costa.testing.cases_grounding import click_points
+            from costa.synthetic.cases_grounding import click_points
 
             artifacts[t] = click_points(case)
         elif t != "image":
@@ -220,8 +220,8 @@ def recolour_truth(case: BenchCase, output_image: np.ndarray) -> tuple[tuple[str
 
 
 def _grade(case: BenchCase, kind: str, output: Any, regions: Any, masks: Any) -> float | None:
-    """Graded quality of one output against the case's ground truth (`costa.testing.grades`); None without truth."""
-    from costa.testing import grades
+    """Graded quality of one output against the case's ground truth (`costa.synthetic.grades`); None without truth."""
+    from costa.synthetic import grades
 
     if regions is not None:
         return word_recall(case, regions) if case.target_box() is None else float(target_found(case, regions))
@@ -254,7 +254,7 @@ def _score(run: _Run, case: BenchCase, spec: ToolSpec, kind: str, before: EditSt
     """Score one tool output: by `check_step` when it finishes the subtask, else against ground truth; and grade it
     against ground truth where the case has it."""
     sub_spec = run.services.tables.subtasks[kind]
-    from costa.testing.cases_grounding import GroundingCase, score_grounding
+    from costa.synthetic.cases_grounding import GroundingCase, score_grounding
 
     final = sub_spec.produces in spec.outputs
     if isinstance(case, GroundingCase):  # faces and people: truth by coverage of the object (see cases_grounding)
@@ -305,7 +305,7 @@ def _measure(run: _Run, tool_id: str, kind: str) -> PairResult:
     seconds, qualities, failures, truth, extra = [], [], [], [], []
     grades: list[float | None] = []
     fallbacks, truth_name = 0, ""
-    from costa.testing.cases_grounding import tool_cases
+    from costa.synthetic.cases_grounding import tool_cases
 
     own = tool_cases(tool_id, kind, len(run.cases[kind]), run.seed)
     for i, case in enumerate(own if own is not None else run.cases[kind]):
@@ -541,14 +541,14 @@ VARIANT_KINDS: tuple[str, ...] = ("text_replacement", "text_removal", "text_reda
 def run_variants_bench(
     cases: int = 12, seed: int = 0, services: Services | None = None, tools: Sequence[str] | None = None
 ) -> str:
-    """Measure the text tools on every sign style (`costa.testing.sign_styles`) and return a pass-rate table.
+    """Measure the text tools on every sign style (`costa.synthetic.sign_styles`) and return a pass-rate table.
 
     For each style the same scene seeds are drawn in that style; detection runs first on each case (as in the main
     run), the editors start from what it found (ground-truth regions where it missed). Rows are (tool, subtask),
     columns styles, cells the share of cases whose score reaches the search's threshold; a last row per subtask gives
     the best tool's rate, which is what the search can reach.
     """
-    from costa.testing.sign_styles import SIGN_STYLES
+    from costa.synthetic.sign_styles import SIGN_STYLES
 
     if cases < 1:
         raise ValueError(f"cases must be at least 1, got {cases}")

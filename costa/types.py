@@ -405,7 +405,7 @@ class BenchmarkRow:
     """Expected seconds and graded quality of a tool on a subtask, and how often its check passed.
 
     `quality` is the mean graded quality in [0, 1] (how well the tool did what was asked); `source` says where it came
-    from: "truth" (graded against synthetic ground truth, `costa.testing.grades`), "check" (the mean check quality,
+    from: "truth" (graded against synthetic ground truth, `costa.synthetic.grades`), "check" (the mean check quality,
     where the scenes have no truth), "paper" (a published figure) or "estimate". `pass_rate` is the share of measured
     cases whose check reached the search's threshold (None for paper and estimate rows); measured rows have `n` > 0.
     """

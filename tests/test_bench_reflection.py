@@ -9,7 +9,7 @@ import pytest
 
 from bench.reflection import _first_final_tool, _PreparedResult, run_case
 from costa.services import Services
-from costa.testing.cases_checks import make_check_cases
+from costa.synthetic.cases_checks import make_check_cases
 from costa.types import Plan
 
 pytestmark = pytest.mark.slow

@@ -19,8 +19,8 @@ from bench.search import (
     simulate_outcome,
 )
 from costa.graph import StepNode, build_plan_graph
+from costa.synthetic.tool_tables import make_synthetic_tables
 from costa.tables import load_tables
-from costa.testing.synthetic_tables import make_synthetic_tables
 
 pytestmark = pytest.mark.slow  # two benchmark runs, about 7 s together
 

@@ -8,13 +8,15 @@ import math
 import numpy as np
 import pytest
 
+from bench.tasks import run_task
 from costa.cli import main
 from costa.planner import plan_with_rules
 from costa.services import Services
+from costa.synthetic.cases import make_cases
+from costa.synthetic.cases_image import IMAGE_CASE_KINDS, image_truth, make_image_cases
+from costa.synthetic.tasks import Expected, make_task, make_tasks
+from costa.synthetic.truth import Frame, match_plan, verify_subtask
 from costa.tables import load_tables
-from costa.testing.cases import make_cases
-from costa.testing.cases_image import IMAGE_CASE_KINDS, image_truth, make_image_cases
-from costa.testing.tasks import Expected, _Frame, _match, _verify, make_task, make_tasks, run_task
 
 
 @pytest.mark.parametrize("kind", sorted(IMAGE_CASE_KINDS))
@@ -60,29 +62,29 @@ def test_the_rule_planner_plans_every_clause_of_the_suite() -> None:
     kinds = load_tables().subtasks
     for task in make_tasks(30, seed=0):
         plan = plan_with_rules(task.instruction, kinds)
-        matched = _match(plan, task.expected)
+        matched = match_plan(plan, task.expected)
         assert len(matched) == len(task.expected), (task.instruction, [s.describe() for s in plan.subtasks])
 
 
 def test_verification_fails_wrong_outcomes() -> None:
     task = make_task(1, 0)
     img = task.image
-    frame = _Frame()
+    frame = Frame()
     brighter = Expected("global_adjustment", "Make it brighter.", result="brighter")
     darker = (img * 0.8).astype(np.uint8)
-    assert not _verify(task, brighter, img, darker, "", frame, [], None)[0]
-    assert _verify(task, brighter, darker, img, "", frame, [], None)[0]
+    assert not verify_subtask(task, brighter, img, darker, "", frame, [], None)[0]
+    assert verify_subtask(task, brighter, darker, img, "", frame, [], None)[0]
     up = Expected("image_upscaling", "Upscale the image 2x.", result="2")
-    assert not _verify(task, up, img, np.repeat(img, 3, axis=0), "", frame, [], None)[0]
-    assert _verify(task, up, img, np.repeat(np.repeat(img, 2, axis=0), 2, axis=1), "", frame, [], None)[0]
+    assert not verify_subtask(task, up, img, np.repeat(img, 3, axis=0), "", frame, [], None)[0]
+    assert verify_subtask(task, up, img, np.repeat(np.repeat(img, 2, axis=0), 2, axis=1), "", frame, [], None)[0]
     out = Expected("outpainting", "Extend the image to the left.", params={"direction": "left"})
     h, w = img.shape[:2]
     canvas = np.zeros((h, w + round(0.25 * w), 3), np.uint8)
     canvas[:, -w:] = img
-    assert _verify(task, out, img, canvas, "", frame, [], None)[0]
-    assert not _verify(task, out, img, np.roll(canvas, 3, axis=1), "", frame, [], None)[0]
+    assert verify_subtask(task, out, img, canvas, "", frame, [], None)[0]
+    assert not verify_subtask(task, out, img, np.roll(canvas, 3, axis=1), "", frame, [], None)[0]
     read = Expected("text_extraction", "Read the text.")
-    assert not _verify(task, read, img, None, "OPEN", frame, ["OPEN", "SALE", "EXIT"], None)[0]
+    assert not verify_subtask(task, read, img, None, "OPEN", frame, ["OPEN", "SALE", "EXIT"], None)[0]
 
 
 @pytest.mark.slow

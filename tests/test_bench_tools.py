@@ -91,7 +91,7 @@ def test_recolour_truth_measures_colour_shading_and_outside() -> None:
 
     from bench.tools import recolour_truth
     from costa.colours import parse_colour
-    from costa.testing.cases import make_cases
+    from costa.synthetic.cases import make_cases
 
     case = make_cases("object_recoloration", 1, seed=3)[0]
     unchanged = dict(recolour_truth(case, case.image))

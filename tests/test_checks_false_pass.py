@@ -1,4 +1,4 @@
-"""False-pass benchmark cases (costa.testing.cases_checks) and the checks on the categories fixed so far.
+"""False-pass benchmark cases (costa.synthetic.cases_checks) and the checks on the categories fixed so far.
 
 `FIXED` lists the (subtask kind, mistake category) pairs whose wrong results today's checks already reject; the test
 asserts their false-pass rate on a small seeded subset stays within the issue's target (≤ 2 %). When a branch fixes
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bench.checks import FALSE_PASS_TARGET, Rate, format_report, run_cases
-from costa.testing.cases_checks import CORRECT, PLAN, make_check_cases, tone
+from costa.synthetic.cases_checks import CORRECT, PLAN, make_check_cases, tone
 
 #: (kind, category) pairs the checks reject today; extend as checks improve.
 FIXED: frozenset[tuple[str, str]] = frozenset(

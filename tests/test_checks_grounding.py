@@ -11,10 +11,8 @@ from costa.checks.background import check_background_removal
 from costa.checks.common import boundary_alignment
 from costa.checks.objects import OBJECT_CHECKS
 from costa.checks.privacy import detail_retained
-from costa.tables import load_tables
-from costa.targets import find_colour, ground_advice, names_faces, names_people
-from costa.testing.cases import make_cases
-from costa.testing.cases_grounding import (
+from costa.synthetic.cases import make_cases
+from costa.synthetic.cases_grounding import (
     PORTRAITS,
     click_points,
     lfw_face_scene,
@@ -22,6 +20,8 @@ from costa.testing.cases_grounding import (
     person_scene,
     tool_cases,
 )
+from costa.tables import load_tables
+from costa.targets import find_colour, ground_advice, names_faces, names_people
 from costa.tools.segment import grabcut_in_box
 from costa.types import Box, EditState, Mask, Subtask, ToolOutput
 
@@ -207,8 +207,8 @@ def test_tools_bench_filter_measures_only_the_named_tools() -> None:
 def test_doctests_pass() -> None:
     import doctest
 
+    import costa.synthetic.cases_grounding
     import costa.targets
-    import costa.testing.cases_grounding
 
     assert doctest.testmod(costa.targets).failed == 0
-    assert doctest.testmod(costa.testing.cases_grounding).failed == 0
+    assert doctest.testmod(costa.synthetic.cases_grounding).failed == 0

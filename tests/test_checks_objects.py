@@ -18,7 +18,7 @@ from costa.checks.common import (
 )
 from costa.checks.objects import OBJECT_ARTIFACT_CHECKS, OBJECT_CHECKS
 from costa.masks import dilate_mask
-from costa.testing.scenes import ObjectScene, make_object_scene
+from costa.synthetic.scenes import ObjectScene, make_object_scene
 from costa.types import Box, EditState, Mask, Subtask, ToolOutput, Verdict
 
 PINK = (255, 192, 203)

@@ -76,7 +76,7 @@ def test_extending_a_sign_on_all_sides_continues_the_wall_without_fragments_of_i
     of them into the new borders on both attempts (3 % of the top margin in the letters' colour) and reflection
     mirrors 'UM' and 'SE' into the sides; the fill now samples the wall only, and the check's measure agrees."""
     from costa.checks.artifacts import copied_colour_share
-    from costa.testing.tasks import make_task
+    from costa.synthetic.tasks import make_task
     from costa.tools.outpaint import outpaint_margins
 
     monkeypatch.delenv("COSTA_BENCHMARKS_DIR", raising=False)  # the synthetic scene, not a photo crop

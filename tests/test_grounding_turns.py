@@ -27,8 +27,8 @@ from costa.events import (
 from costa.images import parse_point
 from costa.masks import dilate_mask
 from costa.services import Services
-from costa.testing.cases_grounding import PORTRAITS
-from costa.testing.scenes import make_object_scene
+from costa.synthetic.cases_grounding import PORTRAITS
+from costa.synthetic.scenes import make_object_scene
 from costa.types import Box, Plan, Point, Subtask
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from costa.testing import scenes as S
-from costa.testing.cases import CASE_KINDS, make_cases, mask_iou, masked_psnr, target_found, word_recall
+from costa.synthetic import scenes as S
+from costa.synthetic.cases import CASE_KINDS, make_cases, mask_iou, masked_psnr, target_found, word_recall
 from costa.types import Box
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from costa.signstyle import measure_sign
-from costa.testing.sign_styles import SIGN_STYLES, make_styled_text_scene
+from costa.synthetic.sign_styles import SIGN_STYLES, make_styled_text_scene
 from costa.tools.text_edit import InpaintTextReplacer, PillowTextReplacer
 from costa.tools.text_removal import TeleaTextRemover
 from costa.types import EditState, Subtask

@@ -288,7 +288,7 @@ def test_llm_inducer_drops_invalid_proposals(tables) -> None:
 
 
 def _object_scene():
-    from costa.testing.scenes import make_object_scene
+    from costa.synthetic.scenes import make_object_scene
 
     return make_object_scene("texture", "ellipse", height=96, width=128, seed=3)
 

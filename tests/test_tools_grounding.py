@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from costa.errors import GroundingError, ToolError, ToolUnavailableError
+from costa.synthetic.cases_grounding import PORTRAITS, person_scene
+from costa.synthetic.scenes import ObjectScene, make_object_scene, random_object_scene
 from costa.tables import load_tables
-from costa.testing.cases_grounding import PORTRAITS, person_scene
-from costa.testing.scenes import ObjectScene, make_object_scene, random_object_scene
 from costa.tools import tool_class
 from costa.tools.base import Tool
 from costa.tools.colour_ground import colour_membership, hue_sector

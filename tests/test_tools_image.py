@@ -13,8 +13,8 @@ from costa.checks.common import unchanged_outside
 from costa.config import Settings
 from costa.errors import GroundingError, InputError, ToolError, ToolUnavailableError
 from costa.imagestats import blur_sigma, clipped_share, lab_stats, noise_sigma, psnr, seam_jump
+from costa.synthetic.scenes import make_object_scene, make_text_scene
 from costa.tables import load_tables
-from costa.testing.scenes import make_object_scene, make_text_scene
 from costa.tools import tool_class
 from costa.tools.adjust import Adjustment, parse_adjustment
 from costa.tools.base import Tool

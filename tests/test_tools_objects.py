@@ -1,4 +1,4 @@
-"""The embedded object tools, run for real on generated scenes with ground truth (costa.testing.scenes)."""
+"""The embedded object tools, run for real on generated scenes with ground truth (costa.synthetic.scenes)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from costa.checks.common import shading_correlation, ssim_outside, unchanged_out
 from costa.checks.objects import OBJECT_CHECKS
 from costa.errors import InputError, ToolError, ToolUnavailableError
 from costa.masks import dilate_mask
-from costa.testing.scenes import ObjectScene, make_background, make_object_scene
+from costa.synthetic.scenes import ObjectScene, make_background, make_object_scene
 from costa.tools.base import Tool
 from costa.tools.recolour import HsvRecolorer, LabRecolorer
 from costa.tools.removal import PatchMatchRemover, TeleaRemover

@@ -53,7 +53,7 @@ class SampleRunner:
 
 
 def default_sampler(kind: str, n: int, seed: int, start: int) -> list[Any]:
-    """Fresh samples from the synthetic "verify" stream (`costa.testing.fasta_tasks.samples`)."""
-    from costa.testing.fasta_tasks import samples
+    """Fresh samples from the synthetic "verify" stream (`costa.synthetic.fasta_tasks.samples`)."""
+    from costa.synthetic.fasta_tasks import samples
 
     return samples(kind, n, seed, start)

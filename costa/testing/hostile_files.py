@@ -1,5 +1,5 @@
-"""Files users upload by mistake or in malice, written to disk: corrupt, truncated, decompression bomb, animated,
-CMYK, 16-bit, EXIF-rotated (for the app tests and `python -m costa bench faults`)."""
+"""FAKE uploads: files users upload by mistake or in malice, written to disk: corrupt, truncated, decompression bomb,
+animated, CMYK, 16-bit, EXIF-rotated (for the app tests and `python -m costa bench faults`)."""
 
 from __future__ import annotations
 

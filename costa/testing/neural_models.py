@@ -1,4 +1,5 @@
-"""Random-weight models of the real classes, saved in the real on-disk layouts (tests and benchmarks only).
+"""FAKE weights: random-weight models of the real classes, saved in the real on-disk layouts (tests and benchmarks
+only).
 
 No weights can be downloaded on the build machines, so tests build `tiny` models (seconds, a few MB) and the neural
 benchmark builds `full`-size architectures (compute time does not depend on the weights' values). Each builder writes

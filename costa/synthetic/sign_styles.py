@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from costa.testing.backgrounds import photo_files, to_uint8
-from costa.testing.scenes import TextKind, TextScene, make_text_scene, scene_seeds
+from costa.synthetic.backgrounds import photo_files, to_uint8
+from costa.synthetic.scenes import TextKind, TextScene, make_text_scene, scene_seeds
 
 SIGN_STYLES: tuple[str, ...] = (
     "plain", "light_on_dark", "light_on_saturated", "outlined", "shadowed", "photo_sign",

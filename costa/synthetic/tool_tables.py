@@ -99,7 +99,7 @@ def make_synthetic_tables(base: Tables, n_tools: int = 500, seed: int = 0) -> Ta
                 "family": "synthetic",
                 "backend": rng.choice(("embedded", "neural", "api")),
                 "status": "ready",
-                "class": "costa.testing.synthetic_tables:SimulatedTool",
+                "class": "costa.synthetic.tool_tables:SimulatedTool",
                 "subtasks": kinds,
                 "inputs": list(sig[0]),
                 "outputs": list(sig[1]),

@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from costa.testing.backgrounds import benchmarks_dir, photo_files, pick_background, random_background, to_uint8
-from costa.testing.cases import BenchCase, mask_iou
-from costa.testing.scenes import ObjectScene, scene_seeds
+from costa.synthetic.backgrounds import benchmarks_dir, photo_files, pick_background, random_background, to_uint8
+from costa.synthetic.case import BenchCase, mask_iou
+from costa.synthetic.scenes import ObjectScene, scene_seeds
 from costa.types import Box, Point, Subtask
 
-#: Subtask kinds whose cases come from here (see `costa.testing.cases.GROUNDING_KINDS`).
+#: Subtask kinds whose cases come from here (see `costa.synthetic.cases.GROUNDING_KINDS`).
 FACE_KINDS = frozenset({"privacy_blur", "object_detection"})
 PEOPLE_KINDS = frozenset({"background_removal"})
 #: Share of face cases drawn from real portraits rather than LFW faces on synthetic backgrounds.

@@ -1,7 +1,7 @@
 """Benchmark cases for the whole-image subtasks (upscaling, deblurring, outpainting, global adjustment), each with
 the ideal result where one exists.
 
-Every case starts from a synthetic text or object scene (`costa.testing.scenes`, alternating) and derives its input
+Every case starts from a synthetic text or object scene (`costa.synthetic.scenes`, alternating) and derives its input
 from it, so the scene itself is the truth:
 
 - **upscaling**: the scene shrunk by 2, 3 or 4 (area averaging) is the input; the scene is the true high-resolution
@@ -33,8 +33,8 @@ import numpy as np
 
 from costa.errors import ToolError
 from costa.imagestats import psnr
-from costa.testing.cases import BenchCase
-from costa.testing.scenes import object_scenes, scene_seeds, text_scenes
+from costa.synthetic.case import BenchCase
+from costa.synthetic.scenes import object_scenes, scene_seeds, text_scenes
 from costa.types import Subtask
 
 #: Subtask kinds with whole-image cases.

@@ -36,9 +36,9 @@ import numpy as np
 
 from costa.colours import parse_colour
 from costa.masks import dilate_mask
-from costa.testing.backgrounds import random_background
-from costa.testing.cases_image import make_image_cases
-from costa.testing.scenes import NEW_WORDS, OBJECT_COLOURS, TextScene, _font, scene_seeds, text_scenes
+from costa.synthetic.backgrounds import random_background
+from costa.synthetic.cases_image import make_image_cases
+from costa.synthetic.scenes import NEW_WORDS, OBJECT_COLOURS, TextScene, _font, scene_seeds, text_scenes
 from costa.types import Box, EditState, Mask, Subtask, ToolOutput
 
 #: Tool whose declared outputs a case's step uses, per subtask kind (what `check_step` is told was produced).

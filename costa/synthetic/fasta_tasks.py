@@ -1,7 +1,8 @@
-"""Seeded task streams for the FaSTA* benchmark: small multi-subtask tasks, with the contexts where a table's first
-choice fails.
+"""Seeded task streams for FaSTA*: the benchmark's training and evaluation tasks, and the verification samples the
+library's induction runs proposals on (`samples`, product code: `costa.subroutines.mining` verifies every proposed
+rule on them), with the contexts where a table's first choice fails.
 
-Built from the task generator's scenes (`costa.testing.scenes`) at 256 px wide, so a few hundred tasks run in minutes
+Built from the task generator's scenes (`costa.synthetic.scenes`) at 256 px wide, so a few hundred tasks run in minutes
 with real tools. Beside ordinary scenes, the stream draws the hard contexts real photos have:
 
 - **textured backgrounds** under text and objects (woven texture, noise, photo crops): a smooth fill (Telea) smears
@@ -27,8 +28,8 @@ from typing import Literal
 
 import numpy as np
 
-from costa.testing.cases import BenchCase
-from costa.testing.scenes import (
+from costa.synthetic.case import BenchCase
+from costa.synthetic.scenes import (
     OBJECT_COLOURS,
     ObjectScene,
     make_object_scene,
@@ -36,7 +37,7 @@ from costa.testing.scenes import (
     random_object_scene,
     scene_seeds,
 )
-from costa.testing.tasks import _ADJUST_CLAUSES, Expected, SyntheticTask, _contact_ops, _object_op, _pick, _text_ops
+from costa.synthetic.tasks import ADJUST_CLAUSES, Expected, SyntheticTask, contact_ops, object_op, pick, text_ops
 from costa.types import Box, Subtask
 
 WIDTH = 256
@@ -84,13 +85,13 @@ def _neighbour(rng: np.random.Generator, scene: ObjectScene) -> ObjectScene:
 
 
 def _object_scene(rng: np.random.Generator, seed: int) -> tuple[ObjectScene, str]:
-    context = _pick(rng, ("plain", "plain", "large", "neighbour", "textured"))
-    bg = _pick(rng, _OBJECT_BACKGROUNDS) if context != "textured" else "texture"
+    context = pick(rng, ("plain", "plain", "large", "neighbour", "textured"))
+    bg = pick(rng, _OBJECT_BACKGROUNDS) if context != "textured" else "texture"
     if context == "large":
-        name, rgb = _pick(rng, OBJECT_COLOURS)
+        name, rgb = pick(rng, OBJECT_COLOURS)
         scene = make_object_scene(
             bg if bg in ("flat", "gradient") else "texture",  # type: ignore[arg-type]
-            _pick(rng, ("ellipse", "rectangle")),
+            pick(rng, ("ellipse", "rectangle")),
             height=192,
             width=WIDTH,
             colour=rgb,
@@ -108,26 +109,26 @@ def make_fasta_task(index: int, seed: int = 0, stream: str = "train") -> Synthet
     """Task `index` of `stream` (1–4 subtasks: object, sign or contact-card edits, then maybe an adjustment)."""
     rng = np.random.default_rng(scene_seeds(1, seed, f"fasta-{stream}-{index}")[0])
     scene_seed = int(rng.integers(2**31))
-    family = _pick(rng, ("sign", "sign", "contact", "object", "object", "object", "object"))
+    family = pick(rng, ("sign", "sign", "contact", "object", "object", "object", "object"))
     budget = int(rng.integers(1, MAX_STEPS))
     text = obj = None
     if family == "object":
         obj, _context = _object_scene(rng, scene_seed)
         image = obj.image
-        core = [_object_op(rng, obj)]
+        core = [object_op(rng, obj)]
     else:
         height = int(rng.integers(160, 225))
-        bg = _pick(rng, _TEXT_BACKGROUNDS)
+        bg = pick(rng, _TEXT_BACKGROUNDS)
         kind: Literal["sign", "contact"] = "sign" if family == "sign" else "contact"
         try:
             text = make_text_scene(scene_seed, kind=kind, background=bg, height=height, width=WIDTH)
         except ValueError:  # long lines that do not fit 256 px at 20 px type: one size up
             text = make_text_scene(scene_seed, kind=kind, background=bg, height=240, width=WIDE)
         image = text.image
-        core = _text_ops(rng, text, budget) if family == "sign" else _contact_ops(rng, budget)
+        core = text_ops(rng, text, budget) if family == "sign" else contact_ops(rng, budget)
     tail: list[Expected] = []
     if len(core) < MAX_STEPS and rng.random() < (0.8 if len(core) == 1 else 0.3):
-        clause, result = _pick(rng, _ADJUST_CLAUSES)
+        clause, result = pick(rng, ADJUST_CLAUSES)
         tail.append(Expected("global_adjustment", clause, result=result))
     expected = tuple((*core, *tail)[:MAX_STEPS])
     instruction = " ".join(e.clause for e in expected)

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from costa.testing.backgrounds import (
+from costa.synthetic.backgrounds import (
     BackgroundKind,
     colour_in_band,
     grain,
@@ -144,7 +144,7 @@ class TextScene:
         sensitive: phone-number and email spans ("contact" scenes), else empty.
         font: font name (see `available_fonts`); size: font size in pixels; colour: text RGB; angle: rotation in
             degrees (counter-clockwise); background_kind: a kind from `backgrounds.SCENE_BACKGROUNDS`; kind: "sign"
-            or "contact"; style: the sign style (`costa.testing.sign_styles`), "plain" as drawn here.
+            or "contact"; style: the sign style (`costa.synthetic.sign_styles`), "plain" as drawn here.
     """
 
     image: np.ndarray

@@ -173,8 +173,8 @@ def test_scikit_image_photos_are_photos(name: str) -> None:
 def test_costas_own_flat_scenes_signs_and_assets_are_graphics() -> None:
     from PIL import Image
 
-    from costa.testing.scenes import random_object_scene
-    from costa.testing.sign_styles import make_styled_text_scene
+    from costa.synthetic.scenes import random_object_scene
+    from costa.synthetic.sign_styles import make_styled_text_scene
 
     images = [random_object_scene(s, photos=(), background="flat").image for s in range(12)]
     for style in ("light_on_dark", "light_on_saturated", "outlined", "shadowed"):

@@ -10,8 +10,10 @@ gets one status:
 - refused: the instruction was refused as input (too long);  crash: any other exception (must be 0).
 
 Also measured: the exact-plan accuracy of the rule planner on costa's own paraphrase suites (tests/data/
-planner_suite_dev.yaml, used while building the planner, and planner_suite_heldout.yaml, kept out of that loop;
-comparison in `costa.planner.suite`), the warm-up (a fresh Python process importing the planner and planning one
+planner_suite_dev.yaml, used while building the planner; planner_suite_heldout.yaml, kept out of that loop;
+planner_suite_fresh.yaml, 195 everyday phrasings written for issue 20 before the planner was changed for it; and
+planner_suite_blind.yaml, whose misses were not read while the planner was changed; comparison in
+`costa.planner.suite`), the warm-up (a fresh Python process importing the planner and planning one
 instruction), planning seconds per instruction after it (wall clock and CPU time of this process: the machine may be
 shared, so CPU time is the planner's own cost; median and 95th percentile), the share of planned subtasks whose kind
 has a ready embedded tool (what the CPU backend can run; the rest need neural or API tools), per-category coverage for
@@ -49,7 +51,15 @@ from costa.types import Plan
 STATUSES = ("full", "partial", "unsupported", "nothing", "clarify", "refused", "crash")
 #: costa's own paraphrase suites (instructions with expected plans), by name.
 SUITES_DIR = Path(__file__).resolve().parents[1] / "tests" / "data"
-SUITES = (("dev", "planner_suite_dev.yaml"), ("held-out", "planner_suite_heldout.yaml"))
+SUITES = (
+    ("dev", "planner_suite_dev.yaml"),
+    ("held-out", "planner_suite_heldout.yaml"),
+    ("fresh held-out", "planner_suite_fresh.yaml"),
+    ("blind", "planner_suite_blind.yaml"),
+)
+#: Suites kept out of development (every miss is printed): the first held-out part, the fresh one written for issue
+#: 20 before the planner was changed for it, and the blind one whose misses were never read while changing it.
+HELD_OUT = frozenset({"held-out", "fresh held-out", "blind"})
 #: Fully planned share each set must reach (the issue's targets), by set name.
 TARGETS = {"CoSTA* prompts": 1.0, "MTEditBench turns": 0.85, "EditEval": 0.95}
 
@@ -468,7 +478,7 @@ def _suite_lines(report: PlannerReport, shown: int = 12) -> list[str]:
     for r in report.suites:
         lines.append("  " + r.summary())
         misses = [(say, why) for say, why in r.failures if why is not None]
-        limit = len(misses) if r.name == "held-out" else min(shown, len(misses))
+        limit = len(misses) if r.name in HELD_OUT else min(shown, len(misses))
         lines += [f"    miss {say!r}: {why}" for say, why in misses[:limit]]
     return lines
 

@@ -43,6 +43,21 @@ _ADJUST_WORDS: dict[str, str] = {
     "greyscale": "grayscale",
     "monochrome": "grayscale",
     "sepia": "sepia",
+    "less bright": "darker",
+    "less dark": "brighter",
+    "less warm": "cooler",
+    "less cold": "warmer",
+    "less cool": "warmer",
+    "less blue": "warmer",
+    "less yellow": "cooler",
+    "less vivid": "less saturated",
+    "less vibrant": "less saturated",
+    "more muted": "less saturated",
+    "more contrast": "more contrast",
+    "less contrast": "less contrast",
+    "punchier": "more contrast",
+    "more punchy": "more contrast",
+    "softer": "less contrast",
 }
 _ADJ = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(_ADJUST_WORDS, key=len, reverse=True))
 _MOD = (
@@ -66,15 +81,29 @@ _TAIL = r"(?:\s+(?:to|by|for|so|in\s+order\s+to|slightly|a\s+bit|a\s+little)\b.*
 _GLOBAL = (
     (rx(rf"make\s+(?:(?P<x>.+?)\s+)?{_MOD}(?P<adj>{_ADJ})(?:\s*(?:,|and|but)\s*{_MOD}(?P<adj2>{_ADJ}))?{_TAIL}"), None),
     (rx(rf"(?:turn|convert|change)(?:\s+(?P<x>.+?))?\s+(?:to|into)\s+(?P<adj>{_ADJ}){_TAIL}"), None),
+    (rx(rf"(?:turn|get)\s+(?P<x>.+?)\s+{_MOD}(?P<adj>{_ADJ}){_TAIL}"), None),
+    (
+        rx(
+            rf"give\s+(?P<x>.+?)\s+(?:an?\s+)?{_MOD}(?P<adj>{_ADJ})\s+(?:tone|look|feel|cast|tint|glow|finish|colou?r|"
+            rf"mood|vibe|grade|treatment){_TAIL}"
+        ),
+        None,
+    ),
+    (
+        rx(rf"make\s+(?P<x>(?:the\s+)?colou?rs)\s+(?:pop|stand\s+out|sing|richer|deeper|stronger){_TAIL}"),
+        "more saturated",
+    ),
     (rx(rf"(?:brighten|lighten)(?:\s+(?P<x>.+?))?{_TAIL}"), "brighter"),
     (rx(rf"darken(?:\s+(?P<x>.+?))?{_TAIL}"), "darker"),
     (rx(rf"desaturate(?:\s+(?P<x>.+?))?{_TAIL}"), "less saturated"),
     (rx(rf"(?:saturate)(?:\s+(?P<x>.+?))?{_TAIL}"), "more saturated"),
     (rx(rf"(?:warm\s+up)(?:\s+(?P<x>.+?))?{_TAIL}"), "warmer"),
     (rx(rf"(?:cool\s+down)(?:\s+(?P<x>.+?))?{_TAIL}"), "cooler"),
+    (rx(rf"(?:tone\s+down)(?:\s+(?P<x>.+?))?{_TAIL}"), "less saturated"),
     (
         rx(
-            r"(?P<dir>increase|raise|boost|enhance|add(?:\s+more)?|improve|heighten|strengthen|bump\s+up|turn\s+up|up|"
+            r"(?P<dir>increase|raise|boost|enhance|add(?:\s+more|\s+some|\s+extra|\s+a\s+bit\s+of|\s+a\s+little)?|improve|"
+            r"heighten|strengthen|bump\s+up|turn\s+up|crank\s+up|pump\s+up|up|"
             r"decrease|reduce|lower|lessen|drop|tone\s+down|cut|diminish|weaken|turn\s+down|dial\s+down)\s+"
             rf"(?:the\s+)?(?:overall\s+)?(?:image\s+|photo\s+|picture\s+|scene\s+)?(?P<qty>{_QTY})(?:\s+(?:and|&)\s+(?:the\s+)?(?P<qty2>{_QTY}))?"
             rf"(?:\s+(?:of|on|in)\s+(?P<x>.+?))?{_TAIL}"
@@ -82,7 +111,18 @@ _GLOBAL = (
         None,
     ),
 )
-_UP = re.compile(r"increase|raise|boost|enhance|add|improve|heighten|strengthen|bump|turn\s+up|up", re.IGNORECASE)
+_UP = re.compile(
+    r"increase|raise|boost|enhance|add.*|improve|heighten|strengthen|bump|turn\s+up|crank\s+up|pump\s+up|up",
+    re.IGNORECASE,
+)
+#: What a light or colour adjustment of "the colours" or "the whole thing" means: the whole image.
+_WHOLE = frozenset(
+    {"colours", "colors", "colour", "color", "tones", "tone", "whole thing", "entire thing", "lighting", "light"}
+)
+
+
+def _whole(c: ClauseContext, x: str | None) -> bool:
+    return x is None or c.is_image(x) or c.is_pronoun(x) or c.noun(x) in _WHOLE
 
 
 _LIGHTING = rx(
@@ -146,19 +186,24 @@ def global_adjustment_rule(c: ClauseContext) -> Outcome:
         x = groups.get("x")
         if x is not None and re.search(r"(?:,|\band)$", x.strip(), re.IGNORECASE):
             return None  # "make it night and brighter": two different edits this rule cannot separate
-        if x is None or c.is_image(x) or c.is_pronoun(x):
+        if x is None or _whole(c, x):
             return [Draft("global_adjustment", None, r) for r in results]
         return [Draft(d.kind, d.target, r, d.params) for r in results for d in c.objects("global_adjustment", x)]
     return None
 
 
 _SCENERY_WORDS = (
-    r"night|nighttime|night\s+time|midnight|day|daytime|day\s+time|daylight|morning|evening|dusk|dawn|sunset|sunrise|"
+    r"raining|rainfall|snowfall|thunderstorm|night|nighttime|night\s+time|midnight|day|daytime|day\s+time|daylight|morning|evening|dusk|dawn|sunset|sunrise|"
     r"twilight|golden\s+hour|winter|summer|autumn|fall|spring|snowy|snowing|snow|rainy|raining|rain|foggy|fog|misty|"
     r"mist|stormy|storm|sunny|cloudy|overcast|wintry|wintery|autumnal|springtime|summertime|wintertime"
 )
 _SCENERY_MODIFIER = (
     r"(?:snowy|rainy|foggy|sunny|cloudy|cold|warm|dark|late|early|bright|stormy|misty|clear|starry|winter|summer)"
+)
+#: "look like", "look as if it was taken at", "feel like it's": how people say the scene should seem.
+_LOOK_LIKE = (
+    r"(?:look|feel|seem|appear)\s+(?:like|as\s+(?:if|though))\s+(?:it(?:'s|’s|\s+is|\s+was|\s+were)\s+)?"
+    r"(?:(?:taken|shot|photographed|captured)\s+)?(?:(?:at|in|on|during)\s+)?"
 )
 _SCENERY = (
     rx(
@@ -168,7 +213,11 @@ _SCENERY = (
     ),
     rx(r"replace\s+(?:the\s+)?(?:background|backdrop|scenery|sky|setting)\s+(?:with|by)\s+(?P<y>.+)"),
     rx(
-        rf"(?:make|turn|change|transform|convert|set|switch)(?:\s+{IMAGE_NOUNS})?\s+(?:(?:in)?to\s+|look\s+like\s+|as\s+if\s+it\s+is\s+)?"
+        rf"make\s+(?:the\s+)?\w+\s+{_LOOK_LIKE}(?P<y>(?:(?:a|an|the)\s+)?(?:{_SCENERY_MODIFIER}\s+)?(?:{_SCENERY_WORDS})"
+        r"(?:\s+(?:scene|time|season|day|night|weather|setting|landscape|evening|morning|afternoon|version))?)"
+    ),
+    rx(
+        rf"(?:make|turn|change|transform|convert|set|switch)(?:\s+{IMAGE_NOUNS})?\s+(?:(?:in)?to\s+|{_LOOK_LIKE}|as\s+if\s+it\s+is\s+)?"
         rf"(?P<y>(?:(?:a|an|the)\s+)?(?:{_SCENERY_MODIFIER}\s+)?(?:{_SCENERY_WORDS})(?:\s+(?:scene|time|season|day|night|weather|"
         r"setting|landscape|evening|morning|afternoon|version))?)"
     ),

@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import re
 
+from costa.colours import parse_colour
 from costa.planner.phrases import ClauseContext, Draft, Outcome, read_factor, rx
 
 IMAGE_NOUNS = (
     r"(?:(?:the\s+|this\s+|that\s+|my\s+)?(?:whole\s+|entire\s+)?(?:image|photo|picture|photograph|pic|scene|frame|"
-    r"canvas)|it|this)"
+    r"canvas|shot)|it|this)"
 )
-_PICTURE = r"(?:(?:the\s+|this\s+|that\s+|my\s+)?(?:whole\s+|entire\s+)?(?:image|photo|picture|photograph|pic)|it|this)"
+_PICTURE = (
+    r"(?:(?:the\s+|this\s+|that\s+|my\s+)?(?:whole\s+|entire\s+)?(?:image|photo|picture|photograph|pic|shot)|it|this)"
+)
+#: A factor in words or digits: "2x", "by a factor of three", "fourfold", "four times", "twice".
+_FACTOR = (
+    r"(?:(?:by\s+)?(?:a\s+factor\s+of\s+)?(?:\d+(?:\.\d+)?|two|three|four|five|six|eight|ten)\s*-?\s*(?:x|×|times|fold)?"
+    r"|twice|double|triple|quadruple|\w+fold)"
+)
 
 
 _PRIVACY_BLUR = rx(
@@ -58,15 +66,17 @@ def deblur_rule(c: ClauseContext) -> Outcome:
 
 
 _UPSCALE = rx(
-    r"(?:upscale|upsample|up-scale|super[-\s]?resolve|scale\s+up|increase\s+(?:the\s+)?resolution(?:\s+of)?"
-    r"|(?:enhance|improve|boost|raise)\s+(?:the\s+)?resolution(?:\s+of)?|double\s+(?:the\s+)?(?:size|resolution)"
-    r"(?:\s+of)?)(?:\s+(?P<rest>.+))?"
+    r"(?:upscale|upsample|up-scale|super[-\s]?resolve|scale\s+up|(?:increase|bump\s+up|bump|raise|boost|enhance|improve|"
+    r"up)\s+(?:the\s+)?(?:image\s+|photo\s+)?resolution(?:\s+up)?(?:\s+of)?"
+    r"|(?:double|triple|quadruple)\s+(?:the\s+)?(?:size|resolution|pixel\s+count)(?:\s+of)?)(?:\s+(?P<rest>.+))?"
 )
 _ENLARGE = rx(
-    rf"(?:enlarge|magnify)(?:\s+{_PICTURE})?(?:\s+(?P<rest>(?:by\s+|to\s+)?\d.*|(?:by\s+)?(?:double|twice|triple|quadruple).*))?"
+    rf"(?:enlarge|magnify|blow\s+up|scale\s+up)(?:\s+{_PICTURE})?(?:\s+(?P<rest>(?:by\s+|to\s+)?\d.*|{_FACTOR}\b.*))?"
 )
 _MAKE_BIGGER = rx(
     rf"make\s+{_PICTURE}\s+(?:bigger|larger|higher[-\s]res(?:olution)?|high[-\s]res(?:olution)?|hi-?res)(?P<rest>.*)"
+    rf"|(?:make|get)\s+(?:the\s+|its\s+)?resolution\s+(?:{_FACTOR}\s+)?(?:higher|bigger|larger|greater|better)(?:\s+.*)?"
+    rf"|give\s+{_PICTURE}\s+(?:{_FACTOR}\s+)(?:the|its|more)\s+(?:resolution|pixels)(?:\s+.*)?"
 )
 
 
@@ -79,12 +89,22 @@ def upscale_rule(c: ClauseContext) -> Outcome:
 
 _OUTPAINT = rx(
     r"(?:outpaint|out-paint|uncrop|zoom\s+out)(?:\s+(?P<rest>.*))?"
-    rf"|(?:expand|extend|widen|broaden|enlarge|grow)\s+(?:{IMAGE_NOUNS}|(?:the\s+)?(?:canvas|borders?|edges?|frame|view|"
-    r"field\s+of\s+view))(?:\s+(?P<rest2>.*))?"
+    rf"|(?:expand|extend|widen|broaden|enlarge|grow|pad)\s+(?:{IMAGE_NOUNS}|(?:the\s+)?(?:canvas|borders?|edges?|frame|"
+    r"view|field\s+of\s+view))(?:\s+out)?(?:\s+(?P<rest2>.*))?"
     r"|(?:expand|extend|widen|broaden)(?:\s+(?P<rest3>(?:to|on|towards?|by|horizontally|vertically|outwards?|in\s+all)\b.*))?"
     rf"|make\s+(?:{IMAGE_NOUNS})\s+(?:wider|taller)(?P<rest4>.*)"
+    rf"|(?:make|turn|get|bring)\s+(?:{IMAGE_NOUNS})\s+(?:in)?(?:to\s+)?(?:an?\s+)?(?P<rest5>\d+\s*:\s*\d+\b.*)"
+    r"|add\s+(?:more|some|extra)\s+(?:sky|space|room|background|scenery|canvas|ground|floor|sea|landscape|margin)\s+"
+    r"(?P<rest6>(?:at|on|to|along|around)\s+.+)"
 )
-_DIRECTION = rx(r".*?\b(?P<d>left|right|top|bottom|up|down|upwards|downwards|horizontally|vertically|all\s+sides)\b.*")
+_DIRECTION = rx(
+    r".*?\b(?P<d>left|right|top|bottom|up|down|upwards?|downwards?|horizontally|vertically|all\s+sides|both\s+sides|"
+    r"all\s+around|every\s+side|sideways|the\s+sides)\b.*"
+)
+_DIRECTION_NAMES = {
+    "upward": "up", "upwards": "up", "downward": "down", "downwards": "down", "both sides": "horizontally",
+    "the sides": "horizontally", "sideways": "horizontally", "all around": "all sides", "every side": "all sides",
+}  # fmt: skip
 _ASPECT = rx(r".*?\b(?P<a>\d+\s*:\s*\d+|\d+\s*%).*")
 
 
@@ -96,14 +116,19 @@ def outpaint_rule(c: ClauseContext) -> Outcome:
     rest = " ".join(g for g in m.groups() if g)
     aspect = _ASPECT.fullmatch(rest)
     direction = _DIRECTION.fullmatch(rest)
-    params = {"direction": direction.group("d").lower()} if direction else {}
+    params: dict[str, str] = {}
+    if direction:
+        d = " ".join(direction.group("d").lower().split())
+        params["direction"] = _DIRECTION_NAMES.get(d, d)
+    if aspect and ":" in aspect.group("a"):
+        params.pop("direction", None)  # "16:9 by extending the sides": the ratio says which sides grow
     return [Draft("outpainting", None, re.sub(r"\s+", "", aspect.group("a")) if aspect else None, params)]
 
 
 _CAPTION = rx(
     r"(?:caption|describe|summari[sz]e)(?:\s+.*)?"
     r"|(?:generate|write|create|give|produce|make|add|provide|get|suggest)(?:\s+me|\s+us)?\s+(?:a\s+|an\s+|the\s+|one\s+)?"
-    r"(?:short\s+|brief\s+|one-sentence\s+|detailed\s+)?(?:caption|description|summary|alt\s+text)(?:\s+.*)?"
+    r"(?:short\s+|brief\s+|one-sentence\s+|detailed\s+)?(?:caption|description|summary|alt[\s-]text)(?:\s+.*)?"
 )
 
 
@@ -152,22 +177,45 @@ def query_rule(c: ClauseContext) -> Outcome:
     return None
 
 
-_BG_REMOVE = rx(
-    r"(?:remove|delete|erase|drop|get\s+rid\s+of|take\s+out|clear|strip|eliminate|cut\s+away)\s+(?:the\s+)?"
-    r"(?:background|backdrop|bg)(?:\s+(?:from|behind|around|of)\s+(?P<x>.+))?"
-    r"|make\s+(?:the\s+)?(?:background|backdrop)\s+(?P<fill>transparent|white|plain|blank|empty|black)"
-    r"|(?:isolate|segment\s+out|keep\s+only|separate|extract)\s+(?P<y>.+?)(?:\s+from\s+(?:the\s+)?background)?"
-    r"|(?:cut|clip)\s+out\s+(?P<z>.+?)\s+(?:from|against)\s+(?:the\s+|its\s+)?(?:background|backdrop|surroundings)"
+_REMOVE_VERB = (
+    r"(?:remove|delete|erase|drop|get\s+rid\s+of|take\s+out|clear|strip|eliminate|cut\s+away|cut|lose|wipe\s+out|"
+    r"wipe|blank\s+out|white\s+out|hide|ditch)"
 )
+_ELSE = (
+    r"(?:everything|all|anything|the\s+rest|all\s+the\s+rest|all\s+else|the\s+background|the\s+backdrop|"
+    r"the\s+surroundings|everything\s+around\s+(?:it|them|him|her))"
+)
+_BUT = r"(?:except(?:\s+for)?|but(?:\s+for)?|apart\s+from|other\s+than|besides|save\s+for|aside\s+from)"
+_FILL_WORD = r"(?:transparent|white|plain|blank|empty|black|clear|solid\s+\w+|grey|gray|[a-z]+)"
+_BG_REMOVE = rx(
+    rf"{_REMOVE_VERB}\s+(?:the\s+)?(?:background|backdrop|bg)(?:\s+(?:from|behind|around|of)\s+(?P<x>.+))?"
+    rf"|make\s+(?:the\s+)?(?:background|backdrop)\s+(?P<fill>{_FILL_WORD})"
+    r"|(?:isolate|segment\s+out|separate|extract)\s+(?P<y>.+?)(?:\s+from\s+(?:the\s+|its\s+)?background)?"
+    r"|(?:keep|leave|retain|preserve|show|want)\s+(?:only|just)\s+(?P<k>.+?)"
+    rf"(?:\s+(?:in\s+(?:the\s+)?(?:picture|photo|image|shot))?)?"
+    r"|(?:keep|leave|retain)\s+(?P<k2>.+?)\s+(?:only|alone)"
+    rf"|{_REMOVE_VERB}\s+(?:out\s+)?(?:everything|all|anything)(?:\s+else)?\s+{_BUT}\s+(?P<k3>.+)"
+    rf"|{_REMOVE_VERB}\s+(?P<rest>everything\s+else|the\s+rest|all\s+the\s+rest|all\s+else|everything\s+around\s+"
+    r"(?:it|them|him|her))"
+    r"|(?:cut|clip|lift|separate|pull)\s+(?:out\s+)?(?P<z>.+?)\s+(?:out\s+)?(?:from|against|of)\s+(?:the\s+|its\s+)?"
+    r"(?:background|backdrop|surroundings)"
+    rf"|(?:put|place|set|show|present)\s+(?P<w>.+?)\s+(?:on|against|in\s+front\s+of|over)\s+(?:an?\s+|the\s+)?"
+    rf"(?P<fill2>{_FILL_WORD})\s+(?:background|backdrop)"
+)
+_FILLS = frozenset({"transparent", "white", "plain", "blank", "empty", "black", "clear"})
 
 
 def background_removal_rule(c: ClauseContext) -> Outcome:
-    """remove the background / make the background transparent / cut out the dog."""
+    """remove the background / make the background transparent / keep only the dog / remove everything except the
+    cat / cut the dog out of the background / put the cat on a white background."""
     m = _BG_REMOVE.fullmatch(c.text)
     if m is None:
         return None
-    x = m.group("x") or m.group("y") or m.group("z")
-    params = {"fill": m.group("fill").lower()} if m.group("fill") else {}
+    fill = m.group("fill") or m.group("fill2")
+    if fill and fill.lower() not in _FILLS and parse_colour(c.restore(fill)) is None:
+        return None  # "make the background beach-like": not a fill
+    x = m.group("x") or m.group("y") or m.group("z") or m.group("k") or m.group("k2") or m.group("k3") or m.group("w")
+    params = {"fill": c.restore(fill).lower()} if fill else {}
     if x is None or c.is_image(x):
         return [Draft("background_removal", None, params=params)]
     return c.objects("background_removal", x, params=params)

@@ -191,7 +191,7 @@ _TRAILING_FILLER = re.compile(
 #: Clauses that state a constraint ("while keeping the sky"), which every edit's unchanged-outside check enforces.
 _CONSTRAINT = re.compile(
     r"^(?:keep(?:ing)?|preserv(?:e|ing)|maintain(?:ing)?|leav(?:e|ing)|without|ensur(?:e|ing)|making\s+sure|"
-    r"retain(?:ing)?)\b",
+    r"retain(?:ing)?)\b(?!\s+(?:only|just)\b)(?!.*\s(?:only|alone)$)",
     re.IGNORECASE,
 )
 

@@ -20,6 +20,7 @@ from costa.colours import parse_colour
 from costa.errors import PlanningError
 from costa.planner.lexicon import (
     ACTIONS,
+    ADJUSTABLE,
     EMOTIONS,
     EXPRESSION_VERBS,
     LOOKS,
@@ -70,7 +71,8 @@ _SIZE_PATTERNS = (
     rx(
         r"(?P<verb>shrink|enlarge|grow|resize|rescale|scale(?:\s+(?:up|down))?|blow\s+up|magnify|miniaturi[sz]e|"
         r"downsize|upsize|inflate|supersize)\s+(?P<x>.+?)(?P<updown>\s+(?:up|down))?"
-        r"(?P<rest>\s+(?:by|to|until|so)\b.+|\s+\d.*|\s+(?:twice|thrice|half|double|triple)\b.*|\s+(?:slightly|a\s+bit|"
+        r"(?P<rest>\s+(?:by|to|until|so)\b.+|\s+\d.*|\s+(?:twice|thrice|half|double|triple|two|three|four|five|six|"
+        r"eight|ten)\b.*|\s+\w+fold\b.*|\s+(?:slightly|a\s+bit|"
         r"a\s+little|a\s+lot|considerably|significantly|dramatically))?"
     ),
     # blow it up
@@ -373,8 +375,8 @@ def count_rule(c: ClauseContext) -> Outcome:
         return None
     verb = (m.group("verb") or m.group("verb2")).lower()
     noun = c.noun(m.group("x") or m.group("x2"))
-    if noun is None:
-        return None
+    if noun is None or noun in ADJUSTABLE:
+        return None  # "add more contrast" adjusts the image (adjust_rules), it adds nothing
     params: dict[str, object] = {
         "count": "more" if re.match(r"increase|raise|boost|double|triple|add|put|include", verb) else "fewer"
     }

@@ -77,6 +77,10 @@ PROPERTIES = _words(
     "clarity_of_detail definition luminosity glow sparkle wetness roughness smoothness size_and_shape form volume",
     "emphasis appearance look structure arrangement silhouette contour number layout",
 )
+#: Qualities of light and colour a clause adjusts ("add more contrast"): never objects to add or count.
+ADJUSTABLE = frozenset(
+    _words("contrast brightness saturation exposure warmth vibrance vibrancy sharpness clarity colour color light")
+)
 #: Artistic styles, media and artists that make a phrase a style ("a Van Gogh painting", "anime").
 STYLES = _words(
     "painting painted oil_painting watercolour watercolor watercolours watercolors acrylic gouache sketch sketched",

@@ -28,7 +28,15 @@ _COLOUR_OF = rx(
 _X_COLOUR = rx(
     r"(?:change|set|switch|alter|modify|turn|make|adjust)\s+(?P<x>.+?)(?:'s|’s)?\s+colou?r\s+(?:to|into|as)\s+(?P<c>.+)"
 )
-_RECOLOUR_TO = rx(rf"{_RECOLOUR_VERB}\s+(?P<x>.+?)\s+(?:to|in|into|with|as)\s+(?P<c>.+)")
+_RECOLOUR_TO = rx(
+    rf"{_RECOLOUR_VERB}\s+(?P<x>.+?)\s+(?:to|in|into|with|as|so\s+(?:that\s+)?(?:it|they)(?:'s|’s|'re|’re|\s+is|\s+are|"
+    r"\s+becomes?|\s+looks?))\s+(?P<c>.+)"
+)
+_COLOUR_JOB = rx(
+    r"give\s+(?P<x>(?:the|this|that|these|those|his|her|their|my|our|your)\s+.+?)\s+(?:an?\s+)?(?:new\s+|fresh\s+)?"
+    r"(?:coat\s+of\s+(?P<c2>\S+(?:\s+\S+){0,2}?)(?:\s+paint)?"
+    r"|(?P<c>\S+(?:\s+\S+){0,2}?)\s+(?:paint\s+job|coat(?:\s+of\s+paint)?|paint|colou?r|finish|respray|makeover))"
+)
 _RECOLOUR_BARE = rx(rf"{_RECOLOUR_VERB}\s+(?P<rest>.+)")
 _CHANGE_TO = rx(r"(?:change|turn|switch|convert|transform|make)\s+(?P<x>.+?)\s+(?:to|into)\s+(?P<c>(?!(?:a|an)\s).+)")
 _MAKE_COLOUR = rx(r"(?:make|turn|render)\s+(?P<rest>.+)")
@@ -48,6 +56,9 @@ def recolour_rule(c: ClauseContext) -> Outcome:
         read = read_colour(c, one.group("c"), c.noun(one.group("x")))
         if read is not None:
             return _drafts(c, one.group("x"), read[0], read[1])
+    job = _COLOUR_JOB.fullmatch(c.text)
+    if job and (read := read_colour(c, job.group("c") or job.group("c2"), c.noun(job.group("x")))) is not None:
+        return _drafts(c, job.group("x"), read[0], read[1])
     explicit = _COLOUR_OF.fullmatch(c.text) or _X_COLOUR.fullmatch(c.text) or _RECOLOUR_TO.fullmatch(c.text)
     if explicit:
         return _recolour(c, explicit.group("x"), explicit.group("c"), strict=True)
@@ -85,6 +96,8 @@ _REPLACE = rx(
     r"(?P<verb>replace|swap(?:\s+out)?|switch(?:\s+out)?|exchange|substitute|trade)\s+(?P<x>.+?)\s+(?P<conn>with|for|by)\s+(?P<y>.+)"
     r"|(?:change|turn|transform|convert|morph)\s+(?P<x2>.+?)\s+(?:into|to)\s+(?P<y2>.+)"
     r"|make\s+(?P<x3>.+?)\s+(?:into\s+)?(?P<y3>(?:a|an)\s+.+)"
+    r"|(?:put|place|add|draw|show|paint|insert)\s+(?P<y4>.+?)\s+where\s+(?P<x4>.+?)\s+(?:is|was|are|were|stands?|sits?|"
+    r"stood|sat)(?:\s+(?:now|right\s+now|at\s+the\s+moment))?"
 )
 
 
@@ -99,7 +112,8 @@ def replacement_rule(c: ClauseContext) -> Outcome:
     m = _REPLACE.fullmatch(c.text)
     if m is None:
         return None
-    x, y = m.group("x") or m.group("x2") or m.group("x3"), m.group("y") or m.group("y2") or m.group("y3")
+    x = m.group("x") or m.group("x2") or m.group("x3") or m.group("x4")
+    y = m.group("y") or m.group("y2") or m.group("y3") or m.group("y4")
     if m.group("x3") and " ".join(m.group("x3").lower().split()) in _FOR_THE_USER:
         return c.unsupported(
             "'make me …' asks to create something, not to edit this image; no subtask kind makes new things from "
@@ -145,7 +159,8 @@ def _one(result: str | None, target: str | None) -> str | None:
 
 _REMOVE = rx(
     r"(?:remove|erase|delete|get\s+rid\s+of|take\s+(?:out|away|off)|eliminate|clear\s+away|clear|wipe\s+out|wipe\s+off|"
-    r"wipe\s+away|wipe|drop|ditch|scrub\s+out|scrub|cut|exclude|omit|hide|banish|lose|discard|edit\s+out|"
+    r"wipe\s+away|wipe|drop|ditch|scrub\s+out|scrub|cut|exclude|omit|hide|banish|lose|discard|edit\s+out|nuke|kill|"
+    r"rub\s+out|scrape\s+off|scrape\s+away|"
     r"paint\s+out|rub\s+out|strip\s+away)\s+(?P<x>.+?)(?:\s+(?:from|off|out\s+of)\s+(?P<where>.+))?"
     r"|(?:make|let)\s+(?P<x2>.+?)\s+(?:disappear|vanish|go\s+away)"
 )
@@ -167,7 +182,10 @@ def removal_rule(c: ClauseContext) -> Outcome:
 
 
 _ADD = rx(r"(?:add|insert|put|place|include|introduce|draw|create|generate|paint|show)\s+(?P<rest>.+)")
-_GIVE = rx(r"give\s+(?P<t>.+?)\s+(?P<y>(?:a|an|some)\s+.+)")
+_GIVE = rx(
+    r"give\s+(?P<t>.+?)\s+(?P<y>(?:a|an|some|two|three|more|new)\s+.+)"
+    r"|give\s+(?P<t2>(?:the|this|that|his|her|their|my|our|your)\s+(?:\w+(?:'s|’s)\s+)?\w+)\s+(?P<y2>\w+(?:\s+\w+)?)"
+)
 _RELATION = rx(
     r"\s(?P<rel>next\s+to|in\s+front\s+of|on\s+top\s+of|to\s+the\s+(?:left|right)\s+of|on\s+the\s+(?:left|right)\s+of|"
     r"beside|behind|inside|onto|into|under|underneath|below|beneath|above|over|along|around|between|near|across|to|on|"
@@ -187,7 +205,7 @@ def addition_rule(c: ClauseContext) -> Outcome:
         return [_addition(c, m.group("y"), "in", m.group("t"))]
     m = _GIVE.fullmatch(c.text)
     if m:
-        return [_addition(c, m.group("y"), "on", m.group("t"))]
+        return [_addition(c, m.group("y") or m.group("y2"), "on", m.group("t") or m.group("t2"))]
     m = _ADD.fullmatch(c.text)
     if m is None:
         return None

@@ -201,26 +201,34 @@ def split_trailing_colour(c: ClauseContext, span: str) -> tuple[str, str, list[i
     return None
 
 
+_NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8", "ten": "10"}
+_N = r"(\d+(?:\.\d+)?|two|three|four|five|six|eight|ten)"
 _FACTOR_PATTERNS = (
-    re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|times)(?![a-z])", re.IGNORECASE),
+    re.compile(_N + r"\s*-?\s*(?:x|×|times|fold)(?![a-z])", re.IGNORECASE),
     re.compile(r"(?<![a-z])[x×]\s*(\d+(?:\.\d+)?)\b", re.IGNORECASE),
-    re.compile(r"\bby\s+(?:a\s+factor\s+of\s+)?(\d+(?:\.\d+)?)\b(?!\s*%)", re.IGNORECASE),
-    re.compile(r"\bfactor\s+(?:of\s+)?(\d+(?:\.\d+)?)\b", re.IGNORECASE),
+    re.compile(r"\bby\s+(?:a\s+factor\s+of\s+)?" + _N + r"\b(?!\s*%)", re.IGNORECASE),
+    re.compile(r"\bfactor\s+(?:of\s+)?" + _N + r"\b", re.IGNORECASE),
 )
-_FACTOR_WORDS = re.compile(r"\b(?:(?P<word>double|twice|triple|quadruple)|(?P<n>two|three|four)\s+times)\b", re.I)
-_FACTOR_VALUES = {"double": "2", "twice": "2", "triple": "3", "quadruple": "4", "two": "2", "three": "3", "four": "4"}
+_FACTOR_WORDS = re.compile(r"\b(?P<word>double|twice|triple|quadruple|doubled|tripled|quadrupled)\b", re.I)
+_FACTOR_VALUES = {"double": "2", "twice": "2", "triple": "3", "quadruple": "4"}
 
 
 def read_factor(text: str, default: str = "2") -> str:
-    """The scale factor in "upscale 2x" / "by a factor of 4" / "double the resolution" as a string ("2", "1.5")."""
+    """The scale factor in "upscale 2x" / "by a factor of four" / "threefold" / "double the resolution" as a string
+    ("2", "1.5").
+
+    >>> read_factor("by a factor of three"), read_factor("fourfold"), read_factor("by four"), read_factor("2.5x")
+    ('3', '4', '4', '2.5')
+    """
     for pattern in _FACTOR_PATTERNS:
         m = pattern.search(text)
         if m:
-            value = float(m.group(1))
+            word = m.group(1).lower()
+            value = float(_NUMBER_WORDS.get(word, word))
             return str(int(value)) if value.is_integer() else str(value)
     m = _FACTOR_WORDS.search(text)
     if m:
-        return _FACTOR_VALUES[(m.group("word") or m.group("n")).lower()]
+        return _FACTOR_VALUES[m.group("word").lower().removesuffix("d")]
     return default
 
 

@@ -31,7 +31,8 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from costa.errors import InputError
-from costa.planner.clauses import mask_quotes, split_clauses
+from costa.planner.clauses import Masked, mask_quotes, split_clauses
+from costa.planner.conversational import is_bare_fix, rewrite_clause, rewrite_sentence
 from costa.planner.coordination import plan_coordinated
 from costa.planner.image_rules import IMAGE_RULES
 from costa.planner.kinds import load_subtask_kinds
@@ -78,14 +79,20 @@ def plan_with_rules(instruction: str, kinds: Collection[str] | None = None) -> P
         )
     known = frozenset(kinds) if kinds is not None else load_subtask_kinds()
     masked = mask_quotes(text)
+    masked = Masked(rewrite_sentence(masked.text), masked.quotes)
     drafts: list[Draft] = []
     unsupported: list[Unsupported] = []
     # What "it" means now: None before any object clause (then "it" is the region the user pointed at, or the whole
     # image: target None); [] after a removal (a removed object cannot be edited); else the objects last named.
     referents: list[str] | None = None
+    stated = False  # the previous clause stated a problem ("the photo is blurry"): a bare "fix it" adds nothing
     for clause in split_clauses(masked.text):
+        if stated and is_bare_fix(clause.text):
+            continue
         context = ClauseContext(masked, clause.text, clause.question, known, clause.purpose)
-        outcome = plan_coordinated(context, _apply_rules) or _apply_rules(context)
+        outcome = _plan_clause(context)
+        rewrite = rewrite_clause(clause.text)
+        stated = rewrite is not None and rewrite.statement
         if isinstance(outcome, Unsupported):
             unsupported.append(outcome)
             continue
@@ -108,7 +115,7 @@ def plan_with_rules(instruction: str, kinds: Collection[str] | None = None) -> P
         elif any(d.kind == "object_removal" for d in objects):
             referents = []
         drafts += resolved
-    subtasks, dropped = validate_subtasks(_link(drafts), known)
+    subtasks, dropped = validate_subtasks(_link(merge_drafts(drafts)), known)
     unsupported += dropped
     if not subtasks and not unsupported:
         unsupported.append(Unsupported(text=text, reason=f"{NOTHING_RECOGNISED} in the instruction"))
@@ -151,6 +158,35 @@ def looks_non_english(text: str) -> bool:
         return True
     words = re.findall(r"[^\W\d_]+", text.casefold())
     return any(w in _FOREIGN_WORDS for w in words) and not any(w in _ENGLISH_WORDS for w in words)
+
+
+def _plan_clause(context: ClauseContext) -> list[Draft] | Unsupported:
+    """Plan one clause: as written, or in the rules' words when it is a wish, a problem or a phrasal verb
+    (`conversational.rewrite_clause`); an `Unsupported` is reported in the user's words."""
+    rewrite = rewrite_clause(context.text)
+    if rewrite is not None:
+        said = replace(context, text=rewrite.text)
+        outcome = plan_coordinated(said, _apply_rules) or _apply_rules(said)
+        if not isinstance(outcome, Unsupported):
+            return outcome
+    outcome = plan_coordinated(context, _apply_rules) or _apply_rules(context)
+    return outcome
+
+
+def merge_drafts(drafts: list[Draft]) -> list[Draft]:
+    """Fold what one request said twice: "keep only the dog and make the background white" is one background
+    removal (the subject from one clause, the fill from the other); "the image is too dark, lighten it" one
+    brightening (identical neighbours)."""
+    out: list[Draft] = []
+    for d in drafts:
+        last = out[-1] if out else None
+        if last is not None and d == last:
+            continue
+        if last is not None and d.kind == last.kind == "background_removal" and not (d.target and last.target):
+            out[-1] = replace(last, target=last.target or d.target, params={**last.params, **d.params})
+            continue
+        out.append(d)
+    return out
 
 
 def _apply_rules(context: ClauseContext) -> list[Draft] | Unsupported:

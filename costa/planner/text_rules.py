@@ -26,6 +26,7 @@ _WRITTEN = rx(
     r"|what\s+(?:text|words?|letters)\s+(?:is|are|does|do|can)\b(?:.*?\b(?:on|in|at)\s+(?P<y>.+))?"
 )
 _WHERE = rx(r"where\s+(?:is|are)\s+(?P<x>.+)")
+_ALL_TEXT = rx(r"(?:all\s+)?(?:the\s+|any\s+)?(?:text|texts|writing|words|lettering|wording)(?:\s+.*)?")
 _HOW_MANY = rx(r"how\s+many\s+(?P<x>.+?)(?:\s+(?:are|is|can|do|does|were|there)\b.*)?")
 _CAPTION_QUESTION = rx(
     r"what(?:'s|\s+is)\s+(?:in|on)\s+(?:the|this)\s+(?:image|picture|photo)\b.*|what\s+(?:do|can)\s+you\s+see\b.*"
@@ -61,6 +62,8 @@ def question_rule(c: ClauseContext) -> Outcome:
     if m:
         return c.objects("object_detection", m.group("x"), params={"count": True})
     m = _WHERE.fullmatch(c.text)
+    if m and _ALL_TEXT.fullmatch(m.group("x")):
+        return [Draft("text_detection")]
     if m and not c.is_pronoun(m.group("x")):
         return c.objects("object_detection", m.group("x"))
     if _TEXTISH.fullmatch(c.text):
@@ -75,11 +78,13 @@ def question_rule(c: ClauseContext) -> Outcome:
 
 _TEXT_NOUN = r"(?:text|texts|words|writing|lettering|letters|characters|inscription|wording)"
 _WORD_NOUN = r"(?:word|keyword|term|phrase)"
+#: Nouns before a quoted text that say what kind of text it is ("the name 'John Smith'", "the label 'NEW'").
+_NAMED = r"(?:names?|labels?|titles?|numbers?|sign|heading|caption|tag|brand|slogan)"
 _QUOTE_LIST = r"{Q}(?:\s*(?:,|\band\b|\bor\b|&)\s*(?:the\s+)?(?:word\s+)?{Q})*"
 _REGION = r"(?:\s+(?:on|in|from|at|of|off|inside|within)\s+(?P<region>.+))?"
 _REF_QUOTED = rx(
     r"(?:all\s+(?:of\s+)?)?(?:the\s+|any\s+|every\s+|each\s+)?"
-    rf"(?:(?:{_WORD_NOUN}s?|{_TEXT_NOUN}|(?:all\s+)?(?:occurrences?|instances?|mentions?)\s+of)\s+)?"
+    rf"(?:(?:{_WORD_NOUN}s?|{_TEXT_NOUN}|{_NAMED}|(?:all\s+)?(?:occurrences?|instances?|mentions?)\s+of)\s+)?"
     rf"(?P<quotes>{_QUOTE_LIST})(?:\s+(?:text|word|label))?{_REGION}"
 )
 _REF_BARE = rx(
@@ -87,6 +92,7 @@ _REF_BARE = rx(
     rf"(?:{_WORD_NOUN}|(?:all\s+)?(?:occurrences?|instances?|mentions?)\s+of)\s+(?P<word>[^\s,]+){_REGION}"
 )
 _REF_ALL = rx(rf"(?:all\s+(?:of\s+)?)?(?:the\s+|any\s+)?(?:{_TEXT_NOUN}|text\s+(?:regions?|lines?|boxes)){_REGION}")
+_REF_EVERY = rx(rf"(?:every|each|any)\s+(?:single\s+)?(?:word|letter|line\s+of\s+text|bit\s+of\s+text){_REGION}")
 
 
 def _text_ref(c: ClauseContext, rest: str, bare: bool = True) -> tuple[list[str | None], str | None] | None:
@@ -97,7 +103,7 @@ def _text_ref(c: ClauseContext, rest: str, bare: bool = True) -> tuple[list[str 
     m = _REF_QUOTED.fullmatch(rest)
     if m:
         return list(c.masked.literals(m.group("quotes"))), _region(c, m.group("region"))
-    m = _REF_ALL.fullmatch(rest)
+    m = _REF_ALL.fullmatch(rest) or _REF_EVERY.fullmatch(rest)
     if m:
         return [None], _region(c, m.group("region"))
     m = _REF_BARE.fullmatch(rest) if bare else None
@@ -121,7 +127,9 @@ def _with_region(region: str | None, literal: bool = False) -> dict[str, str | b
 
 # --------------------------------------------------------------------------------------------------- text edits
 
-_REPLACE_VERB = r"(?:replace|change|swap|switch|substitute|rewrite|edit|update|turn|alter|correct|modify|make)"
+_REPLACE_VERB = (
+    r"(?:replace|change|swap|switch|substitute|rewrite|edit|update|turn|alter|correct|modify|make|rename|set|fix|amend)"
+)
 _SAY = r"(?:(?:so\s+(?:that\s+)?)?(?:it\s+)?(?:says?|saying|reads?|reading)\s+)?"
 _REPLACE_QUOTED = rx(
     rf"(?P<verb>{_REPLACE_VERB})\s+(?:all\s+(?:of\s+)?)?(?:the\s+|every\s+|each\s+|any\s+)?"
@@ -142,8 +150,18 @@ _REPLACE_WORD = rx(
 )
 
 
+_MAKE_READ = rx(
+    r"(?:make|have|get|let|change|edit)\s+(?P<region>.+?)\s+(?:so\s+(?:that\s+)?it\s+)?(?:says?|reads?|shows?|spells?)\s+"
+    r"(?P<new>{Q})"
+)
+
+
 def text_replacement_rule(c: ClauseContext) -> Outcome:
-    """replace the text 'SALE' with 'OPEN' / change the word SALE to OPEN / change "Hello" to "Bye"."""
+    """replace the text 'SALE' with 'OPEN' / change the word SALE to OPEN / change "Hello" to "Bye" / make the sign
+    read 'WELCOME' (all its text)."""
+    m = _MAKE_READ.fullmatch(c.text)
+    if m:
+        return [Draft("text_replacement", None, c.literal(m.group("new")), _with_region(_region(c, m.group("region"))))]
     m = _REPLACE_QUOTED.fullmatch(c.text)
     if m:
         old, new = c.literal(m.group("old")), c.literal(m.group("new"))
@@ -165,8 +183,9 @@ def text_replacement_rule(c: ClauseContext) -> Outcome:
 
 
 _REMOVE_VERB = (
-    r"(?:remove|erase|delete|clear|wipe(?:\s+out|\s+off)?|get\s+rid\s+of|take\s+(?:out|away|off)|eliminate|strip|"
-    r"scrub|clean(?:\s+up)?)"
+    r"(?:remove|erase|delete|clear|wipe(?:\s+out|\s+off|\s+away)?|get\s+rid\s+of|take\s+(?:out|away|off)|eliminate|"
+    r"strip(?:\s+out|\s+off)?|scrub(?:\s+out|\s+off)?|clean(?:\s+up|\s+off)?|lose|drop|ditch|cut|edit\s+out|"
+    r"rub\s+out|scrape\s+off|paint\s+out|nuke|kill|scrap)"
 )
 _REMOVE = rx(rf"{_REMOVE_VERB}\s+(?P<rest>.+)")
 
@@ -204,24 +223,49 @@ def text_redaction_rule(c: ClauseContext) -> Outcome:
     return [Draft("text_redaction", c.noun(rest))]
 
 
-_HIGHLIGHT = rx(r"highlight\s+(?P<rest>.+)")
+_HIGHLIGHT = rx(
+    r"highlight\s+(?P<rest>.+?)(?:\s+(?:in|with|using)\s+(?:an?\s+)?(?P<c>[^\ue000]+?)(?:\s+(?:highlight(?:er|ing)?|"
+    r"marker|colou?r|ink|pen))?)?"
+    r"|(?:mark|highlight)\s+(?P<rest4>.+?)\s+in\s+(?P<c4>[^\ue000]+?)\s+(?:with|using)\s+an?\s+(?:highlighter|marker)"
+    r"|(?:mark|colou?r|underline|mark\s+up)\s+(?P<rest2>.+?)\s+(?:in|with|using)\s+(?:an?\s+)?(?P<c2>[^\ue000]+?)\s+"
+    r"(?:highlight(?:er|ing)?|marker)"
+    r"|(?:use|apply|put)\s+(?:an?\s+)?(?P<c3>[^\ue000]+?)\s+(?:highlight(?:er|ing)?|marker)\s+(?:on|for|over)\s+(?P<rest3>.+)"
+)
 _EVERY_WORD = rx(r"(?:every|each|all)\s+(?:(?:occurrences?|instances?|mentions?)\s+of\s+)?(?P<word>[^\s,]+)")
 
 
 def keyword_highlighting_rule(c: ClauseContext) -> Outcome:
-    """highlight the word 'urgent' / highlight every 'sale' / highlight the keyword deadline."""
+    """highlight the word 'urgent' / highlight every 'sale' / highlight the keyword deadline / highlight 'due' in
+    orange / mark 'new' with a pink highlighter (the colour goes in `params["color"]`)."""
     m = _HIGHLIGHT.fullmatch(c.text)
     if m is None:
         return None
-    rest = m.group("rest")
+    rest = m.group("rest") or m.group("rest2") or m.group("rest3") or m.group("rest4")
+    colour_words = m.group("c") or m.group("c2") or m.group("c3") or m.group("c4")
+    colour: dict[str, str] = {}
+    if colour_words:
+        words = c.restore(colour_words).strip().lower()
+        if parse_colour(words) is None:
+            if m.group("c") is None:
+                return None
+            rest = f"{rest} {c.text[m.end('rest') :].strip()}"  # "highlight 'x' in the title": a region, not a colour
+        else:
+            colour = {"color": words}
     ref = _text_ref(c, rest)
     if ref is not None and ref[0] != [None]:
         texts, region = ref
-        return [Draft("keyword_highlighting", t, params=_with_region(region, t is not None)) for t in texts]
+        return [Draft("keyword_highlighting", t, params={**_with_region(region, t is not None), **colour})
+                for t in texts]  # fmt: skip
     every = _EVERY_WORD.fullmatch(rest)
     if every:
         quoted = c.masked.literal(every.group("word")) is not None
-        return [Draft("keyword_highlighting", c.literal(every.group("word")), params=_with_region(None, quoted))]
+        params = {**_with_region(None, quoted), **colour}
+        return [Draft("keyword_highlighting", c.literal(every.group("word")), params=params)]
+    if colour:
+        role = _ROLE_HIGHLIGHT.fullmatch(f"highlight {rest}")
+        if role:
+            params = {**_with_region(_region(c, role.group("region"))), **colour}
+            return [Draft("keyword_highlighting", _role(role), params=params)]
     return c.unsupported(
         "keyword highlighting needs the word to mark (e.g. highlight 'sale'); highlighting an object or region is "
         "not a subtask kind"
@@ -229,7 +273,8 @@ def keyword_highlighting_rule(c: ClauseContext) -> Outcome:
 
 
 _ADD_TEXT_VERB = (
-    r"(?:add|write|put|insert|place|type|print|overlay|include|stamp|draw|label\s+(?:it|the\s+image)\s+with)"
+    r"(?:add|write|put|insert|place|type|print|overlay|include|stamp|draw|label\s+(?:it|this|that|(?:the|this|my)\s+"
+    r"(?:image|photo|picture|pic|shot))(?:\s+(?:with|as))?)"
 )
 _TEXT_THING = (
     r"(?:text|words?|caption|label|title|heading|headline|message|note|sign|banner|slogan|watermark|tagline|subtitle)"
@@ -253,7 +298,11 @@ def text_addition_rule(c: ClauseContext) -> Outcome:
     if m is None:
         m = _ADD_BARE.fullmatch(c.text)
         bare = True
-        if m is None or re.match(r"(?:a|an)\s+(?:caption|description|summary)\b", m.group("t"), re.IGNORECASE):
+        if m is None or re.match(
+            r"(?:(?:a|an|some|the)\s+)?(?:short\s+|brief\s+)?(?:caption|description|summary|alt[\s-]text)\b",
+            m.group("t"),
+            re.IGNORECASE,
+        ):
             return None
     tail = (m.group("tail") or "").strip()
     params: dict[str, str] = {}
@@ -335,6 +384,8 @@ def text_role_rule(c: ClauseContext) -> Outcome:
     if m:
         return [Draft("text_removal", _role(m), params=_with_region(_region(c, m.group("region"))))]
     m = _ROLE_HIGHLIGHT.fullmatch(c.text)
+    if m and m.group("region") and parse_colour(c.restore(m.group("region"))) is not None:
+        return None  # "highlight the date in light green": a marker colour (keyword_highlighting_rule)
     if m:
         return [Draft("keyword_highlighting", _role(m), params=_with_region(_region(c, m.group("region"))))]
     return None

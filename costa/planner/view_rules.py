@@ -222,7 +222,8 @@ def _view_target(c: ClauseContext, x: str | None) -> str | None:
 
 
 _CROP = rx(
-    r"crop(?:\s+out)?(?:\s+(?P<x>.+?))?(?:\s+(?:to|into|as)\s+(?:(?:just|only)\s+)?(?P<y>.+?))?"
+    r"crop(?:\s+out)?(?:\s+(?P<x>(?!(?:to|into|as|around|down\s+to)\b).+?))?(?:\s+(?:to|into|as|around|down\s+to|"
+    r"so\s+(?:that\s+)?it\s+(?:shows|is)|(?:in|close)\s+on)\s+(?:(?:just|only)\s+)?(?P<y>.+?))?"
     r"|(?:trim|cut)\s+(?:the\s+)?(?P<edges>edges|borders?|margins?|sides)(?:\s+off)?(?:\s+of\s+.+)?"
 )
 _EDGES = re.compile(r"(?:the\s+)?(?:edges|borders?|margins?|sides|corners)(?:\s+of\s+.+)?", re.IGNORECASE)

@@ -316,25 +316,41 @@ def probe_lifecycle(app: LiveApp, folder: Path, idle_s: float) -> tuple[Probe, i
 
 
 def audit(home: Path) -> dict[str, int]:
-    """Versions lost, orphan files, turns left running and database integrity problems in a store."""
+    """Versions lost (row without its file, or with other pixels), orphan files (in a session folder, neither a
+    version, a brush mask nor the journal), files in the quarantine, turns left running, database integrity."""
     from costa.store import image_sha256
 
-    db = sqlite3.connect(home / "costa.db")
+    db = sqlite3.connect(f"file:{home / 'costa.db'}?mode=ro", uri=True)
     rows = db.execute("SELECT file, sha256 FROM versions").fetchall()
     running = db.execute("SELECT COUNT(*) FROM turns WHERE status = 'running'").fetchone()[0]
     integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
     db.close()
     lost = 0
+    known = set()
     for file, sha in rows:
+        path = Path(file) if Path(file).is_absolute() else home / file
+        known.add(path)
         try:
-            with Image.open(file) as img:
+            with Image.open(path) as img:
                 lost += image_sha256(np.asarray(img.convert("RGB"))) != sha
         except OSError:
             lost += 1
-    known = {Path(f) for f, _ in rows}
-    files = [p for p in (home / "sessions").glob("*/*") if p.is_file() and not p.name.startswith("mask-")]
+    files = [
+        p
+        for p in (home / "sessions").glob("*/*")
+        if p.is_file() and not p.name.startswith("mask-") and p.name != "journal.jsonl"
+    ]
     orphans = sum(1 for p in files if p not in known)
-    return {"versions": len(rows), "lost": lost, "orphans": orphans, "running": running, "corrupt": integrity != "ok"}
+    quarantine = home / "quarantine"
+    quarantined = sum(1 for p in quarantine.rglob("*") if p.is_file()) if quarantine.is_dir() else 0
+    return {
+        "versions": len(rows),
+        "lost": lost,
+        "orphans": orphans,
+        "quarantined": quarantined,
+        "running": running,
+        "corrupt": integrity != "ok",
+    }
 
 
 def probe_kills(app: LiveApp, folder: Path, kills: int, seed: int) -> Probe:

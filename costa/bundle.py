@@ -6,14 +6,21 @@ Contents:
   the settings that shape a turn (never keys or passwords), seeds;
 - `session.json`: the session's export name (a hash: the id itself is an access key and never leaves the server),
   the current version and the redo stack;
-- `versions.json` and `images/v<id>.png`: every version with its parent, the turn and subtask that made it, and the
-  SHA-256 of its pixels (`costa.store.image_sha256`);
+- `versions.json` and `images/v<id>.<ext>`: every version with its parent, the turn and subtask that made it, and the
+  SHA-256 of its pixels (`costa.store.image_sha256`); the file is the stored one (lossless WebP or PNG for results,
+  the upload's own file for an upload); a version whose file is missing from the store is listed with `missing`;
 - `turns/turn-<id>.json`: instruction, plan, α, threshold, region, every tool call with the parameters it ran with,
   costs, status and the full event stream;
 - `scores.csv`: the evaluator scores, when there are any;
 - `masks/turn-<id>.png`: the brush mask a turn was given, when it had one;
-- `README.txt`: how to rerun each turn with `python -m costa edit` (every argument shell-quoted: the instruction is
-  the user's text, never code).
+- `README.txt`: how to rerun each turn with `python -m costa edit`.
+
+Everything in the bundle is the user's text shown as data, never run or interpreted: the rerun lines quote every
+argument for the shell and put the image and instruction after `--` (an instruction such as `--events=/path` stays an
+instruction); control and bidirectional-override characters are written as escapes (`$'…'` quoting in the commands,
+`\u202e` in prose), so `cat README.txt` cannot clear a screen or reorder what it shows; CSV cells that a spreadsheet
+would read as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) get a leading `'`, as OWASP
+recommends.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import hashlib
 import io
 import json
 import platform
+import re
 import shlex
 import sys
 import time
@@ -57,6 +65,49 @@ PACKAGES = (
 TABLE_DIR = Path(__file__).resolve().parents[1] / "tool_tables"
 #: Seeds the embedded tools use (GrabCut seeds OpenCV's RNG with 0); nothing else draws random numbers.
 SEEDS = {"opencv": 0}
+#: Characters a terminal or a text viewer acts on instead of showing: C0/C1 controls, DEL, bidirectional marks,
+#: embeddings, overrides and isolates, zero-width and other invisible format characters.
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+#: What a spreadsheet reads as the start of a formula (OWASP "CSV injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _escape(ch: str) -> str:
+    o = ord(ch)
+    return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(ch) or (f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
+
+
+def safe_text(text: str) -> str:
+    r"""`text` with every control and bidi character written as an escape (for prose a terminal shows).
+
+    >>> print(safe_text("ok\x1b[2J \u202egnp.exe"))
+    ok\x1b[2J \u202egnp.exe
+    """
+    return UNSAFE.sub(lambda m: _escape(m.group()), text)
+
+
+def shell_quote(arg: str) -> str:
+    r"""One shell word that is exactly `arg`: POSIX single quotes, or bash's `$'…'` when `arg` holds characters a
+    terminal would act on (so the line shows safely and still passes them exactly).
+
+    >>> print(shell_quote("it's"), shell_quote("a\x1bb"), shell_quote("--events=/x"))
+    'it'"'"'s' $'a\x1bb' --events=/x
+    """
+    if not UNSAFE.search(arg):
+        return shlex.quote(arg)
+    body = arg.replace("\\", "\\\\").replace("'", "\\'")
+    return "$'" + UNSAFE.sub(lambda m: _escape(m.group()), body) + "'"
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: a leading `'` when text would start a formula (OWASP).
+
+    >>> csv_cell("=HYPERLINK(1)"), csv_cell("-2"), csv_cell("fine"), csv_cell(0.5)
+    ("'=HYPERLINK(1)", "'-2", 'fine', 0.5)
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
 
 
 def export_name(session_id: str) -> str:
@@ -157,13 +208,21 @@ def write_bundle(store: Store, session: Session, tables: Tables, settings: Setti
                 }
             ),
         )
-        rows = []
+        rows, names = [], {}
         for v in versions:
-            name = f"images/v{v.id}.png"
-            z.write(v.file, name, compress_type=zipfile.ZIP_STORED)
-            rows.append({**v.summary(), "created": iso_time(v.created), "file": name})
+            name = names[v.id] = f"images/v{v.id}{Path(v.file).suffix or '.png'}"
+            row: dict[str, Any] = {**v.summary(), "created": iso_time(v.created), "file": name}
+            if Path(v.file).is_file():
+                z.write(v.file, name, compress_type=zipfile.ZIP_STORED)
+            else:
+                row.update(file=None, missing="the image file is missing from the store (see `costa store check`)")
+            rows.append(row)
         z.writestr("versions.json", json.dumps(rows, indent=2))
-        readme = ["Rerun a turn from its base image with the same plan inputs:", ""]
+        readme = [
+            "Rerun a turn from its base image with the same plan inputs (commands for a POSIX shell; arguments holding",
+            "control characters use bash's $'...' quoting):",
+            "",
+        ]
         for t in turns:
             record = {
                 "id": t.id,
@@ -184,19 +243,20 @@ def write_bundle(store: Store, session: Session, tables: Tables, settings: Setti
                 mask = store.turn_mask(t)
                 if mask is not None:
                     z.write(mask, f"masks/turn-{t.id}.png", compress_type=zipfile.ZIP_STORED)
-                readme.append(f"turn {t.id} ({t.status}): {rerun_command(t, settings, mask is not None)}")
+                base = names.get(t.base_version, f"images/v{t.base_version}.png")
+                readme.append(f"turn {t.id} ({t.status}): {rerun_command(t, settings, mask is not None, base)}")
         z.writestr("README.txt", "\n".join(readme) + "\n")
         if scores:
             z.writestr("scores.csv", scores_csv(store, session_id))
     return path
 
 
-def rerun_command(turn: Turn, settings: Settings, has_mask: bool = False) -> str:
-    """The `python -m costa edit` command that reruns `turn` from its base image, every argument shell-quoted."""
+def rerun_command(turn: Turn, settings: Settings, has_mask: bool = False, image: str = "") -> str:
+    """The `python -m costa edit` command that reruns `turn` from its base image (`image`: its file in the bundle):
+    options first, then `--` and the image and instruction, every argument quoted (see `shell_quote`)."""
     p = turn.params
     args = [
-        "python", "-m", "costa", "edit", f"images/v{turn.base_version}.png", turn.instruction,
-        "-o", f"out-{turn.id}.png",
+        "python", "-m", "costa", "edit", "-o", f"out-{turn.id}.png",
         "--alpha", str(p.get("alpha", settings.alpha)), "--threshold", str(p.get("threshold", settings.threshold)),
     ]  # fmt: skip
     if p.get("box"):
@@ -207,7 +267,8 @@ def rerun_command(turn: Turn, settings: Settings, has_mask: bool = False) -> str
         args += ["--point", f"{int(click[0])},{int(click[1])}"]
     if p.get("mode") == "eager":
         args.append("--eager")
-    return shlex.join(args)
+    args += ["--", image or f"images/v{turn.base_version}.png", turn.instruction]
+    return " ".join(shell_quote(a) for a in args)
 
 
 def scores_csv(store: Store, session_id: str) -> str:
@@ -226,8 +287,9 @@ def scores_csv(store: Store, session_id: str) -> str:
         kinds = {x["id"]: x["kind"] for x in ((turn.plan or {}).get("subtasks", []) if turn else [])}
         level = "full" if s.score == 1.0 else ("fail" if s.score == 0.0 else "partial")
         w.writerow(
-            [export_name(session_id), s.turn_id, turn.instruction if turn else "", s.subtask_id,
-             kinds.get(s.subtask_id, ""), s.score, level, s.comment, s.evaluator, tasks.get(s.turn_id), overall,
-             iso_time(s.created)]
+            csv_cell(c)
+            for c in [export_name(session_id), s.turn_id, turn.instruction if turn else "", s.subtask_id,
+                      kinds.get(s.subtask_id, ""), s.score, level, s.comment, s.evaluator, tasks.get(s.turn_id),
+                      overall, iso_time(s.created)]
         )  # fmt: skip
     return buf.getvalue()

@@ -43,6 +43,20 @@ def _auth(raw: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+def _retention_days(env: Mapping[str, str]) -> float | None:
+    """COSTA_RETENTION_DAYS: unset = 30 days when COSTA_AUTH is set (several users), else off; 0 / off = never.
+
+    >>> _retention_days({}), _retention_days({"COSTA_AUTH": "a:b"}), _retention_days({"COSTA_RETENTION_DAYS": "off"})
+    (None, 30.0, None)
+    """
+    raw = (env.get("COSTA_RETENTION_DAYS") or "").strip().lower()
+    if raw == "":
+        return 30.0 if (env.get("COSTA_AUTH") or "").strip() else None
+    if raw in ("0", "off", "no", "never"):
+        return None
+    return _float(env, "COSTA_RETENTION_DAYS", 30.0, 0.001, 36_500.0)
+
+
 def listen_address(env: Mapping[str, str] | None = None) -> tuple[str, int]:
     """Where `python app.py` listens: (host, port) from COSTA_HOST / COSTA_PORT, else Gradio's own
     GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (so a Gradio deployment's settings work), else 127.0.0.1:7860.
@@ -104,6 +118,17 @@ class Settings:
     image_edit_size: the size "WxH" in pixels the images endpoint accepts and returns (COSTA_IMAGE_EDIT_SIZE,
         default 1024x1024); the edited crop is sent at this size.
     image_edit_price: price of one edited image in your currency (COSTA_IMAGE_EDIT_PRICE); unset = no cost recorded.
+    database_url: the store's database (COSTA_DATABASE_URL: postgresql://… for several replicas); unset = SQLite in
+        COSTA_HOME.
+    retention_days: a session idle for this many days is deleted with its files (COSTA_RETENTION_DAYS; unset = off
+        for a single user, 30 when COSTA_AUTH is set; 0 or "off" = never).
+    quota_sessions / quota_versions / quota_gb: most sessions, image versions and gigabytes of images one user keeps
+        (COSTA_QUOTA_SESSIONS 500, COSTA_QUOTA_VERSIONS 10000, COSTA_QUOTA_GB 10; 0 = no limit). Without login every
+        session is the same anonymous user's, so they bound the whole store.
+    rate_limit: requests per minute one client (address) may make to the app's API (COSTA_RATE_LIMIT, default 240;
+        0 = no limit); bursts of a quarter of it pass.
+    turn_megapixels: largest image a turn edits, in megapixels (COSTA_TURN_MEGAPIXELS); unset = by machine (8 per CPU
+        core, at least 8; COSTA_MAX_PIXELS with a GPU).
     """
 
     home: Path
@@ -132,6 +157,13 @@ class Settings:
     image_edit_model: str | None = None
     image_edit_size: str = "1024x1024"
     image_edit_price: float | None = None
+    database_url: str | None = None
+    retention_days: float | None = None
+    quota_sessions: int = 500
+    quota_versions: int = 10_000
+    quota_gb: float = 10.0
+    rate_limit: float = 240.0
+    turn_megapixels: float | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -168,4 +200,11 @@ class Settings:
             image_edit_model=env.get("COSTA_IMAGE_EDIT_MODEL") or None,
             image_edit_size=(env.get("COSTA_IMAGE_EDIT_SIZE") or "1024x1024").strip().lower(),
             image_edit_price=_optional_float(env, "COSTA_IMAGE_EDIT_PRICE"),
+            database_url=(env.get("COSTA_DATABASE_URL") or "").strip() or None,
+            retention_days=_retention_days(env),
+            quota_sessions=int(_float(env, "COSTA_QUOTA_SESSIONS", 500, 0, 1e9)),
+            quota_versions=int(_float(env, "COSTA_QUOTA_VERSIONS", 10_000, 0, 1e12)),
+            quota_gb=_float(env, "COSTA_QUOTA_GB", 10.0, 0.0, 1e6),
+            rate_limit=_float(env, "COSTA_RATE_LIMIT", 240.0, 0.0, 1e7),
+            turn_megapixels=_optional_float(env, "COSTA_TURN_MEGAPIXELS"),
         )

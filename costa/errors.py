@@ -49,3 +49,13 @@ class GroundingError(ToolError):
         self.reason = reason
         self.advice = advice
         self.deterministic = deterministic
+
+
+class StorageError(InputError):
+    """COSTA_HOME's disk or database cannot do what was asked (full, read-only, damaged, busy): one sentence saying
+    what happened and what was kept; nothing was half-written."""
+
+
+class QuotaError(InputError):
+    """A per-owner limit (sessions, versions, bytes) or the per-turn pixel budget would be exceeded: nothing was
+    stored; the message names the limit and the setting that raises it."""

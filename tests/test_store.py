@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,12 +32,12 @@ def test_migrations_run_once_in_order_and_use_wal(tmp_path: Path) -> None:
 def test_a_new_migration_is_applied_to_an_existing_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     Store(tmp_path)
 
-    def m_extra(db: sqlite3.Connection) -> None:
+    def m_extra(db: Any) -> None:
         db.execute("CREATE TABLE extra (x INTEGER)")
 
-    import costa.store as store_module
+    import costa.store.migrations as migrations
 
-    monkeypatch.setattr(store_module, "MIGRATIONS", (*MIGRATIONS, m_extra))
+    monkeypatch.setattr(migrations, "MIGRATIONS", (*MIGRATIONS, m_extra))
     assert Store(tmp_path).migrate() == len(MIGRATIONS) + 1
     db = sqlite3.connect(tmp_path / "costa.db")
     assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1

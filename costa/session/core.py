@@ -107,9 +107,10 @@ class SessionCore(HistoryMixin, PreviewMixin):
         self._fast_slow_lock = threading.Lock()
 
     def start(self) -> dict[str, int]:
-        """Recover from a killed process (call once when an app starts): running turns → interrupted, orphan files
-        removed, idle temporary files expiring in the background. Returns what was recovered."""
-        recovered = {"interrupted": self.store.mark_interrupted(), "orphans": self.store.sweep_orphans()}
+        """Recover from a killed process (call once when an app starts): running turns → interrupted, files a killed
+        write left removed and unknown ones quarantined (`Store.recover`), idle temporary files expiring in the
+        background. Returns what was recovered."""
+        recovered = {"interrupted": self.store.mark_interrupted(), **self.store.recover()}
         if any(recovered.values()):
             log.warning("recovered after an unclean stop: %s", recovered)
         self.runtimes.start_reaper()

@@ -309,8 +309,9 @@ class HistoryMixin:
         image_path: Path | None = None
         if session.head is not None:
             number = self.version_number(session.id, session.head)
-            image_path = tmp / f"costa-v{number}-{export_name(session.id)}.png"
-            shutil.copyfile(self.store.version(session.id, session.head).file, image_path)
+            stored = Path(self.store.version(session.id, session.head).file)  # WebP/PNG, or the upload's own file
+            image_path = tmp / f"costa-v{number}-{export_name(session.id)}{stored.suffix or '.png'}"
+            shutil.copyfile(stored, image_path)
             self._exported(image_path, owner)
         bundle = write_bundle(
             self.store,

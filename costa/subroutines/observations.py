@@ -1,6 +1,7 @@
-"""Observations that persist: every tool run and subtask trace in the SQLite store, learned rules and counters.
+"""Observations that persist: every tool run and subtask trace in the store, learned rules and counters.
 
-The tables come from the store's `_m4_observations` migration. `ObservationLog` writes and reads them; estimates for
+The tables come from the store's `_m4_observations` migration and are reached through the store's own connections
+(`Store.connect`: one owner for every table, `foreign_keys=ON`). `ObservationLog` writes and reads them; estimates for
 the search (`StoredEstimates`) are learned from the tool runs of this machine kind ("cpu" or "gpu") across
 processes and blended with the table prior by count, exactly as the in-memory `Estimates` blends one process's runs.
 
@@ -17,10 +18,9 @@ Example:
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,7 +79,7 @@ class ObservationLog:
 
     def __init__(self, store: Store, buffered: bool = False) -> None:
         """`buffered`: hold tool runs and traces in memory until `flush` (one transaction per turn, not per run)."""
-        self.path = store.path
+        self.store = store
         self.buffered = buffered
         self._runs: list[tuple[Any, ...]] = []
         self._traces: list[tuple[Any, ...]] = []
@@ -94,24 +94,9 @@ class ObservationLog:
             db.executemany(_INSERT_RUN, runs)
             db.executemany(_INSERT_TRACE, traces)
 
-    @contextmanager
-    def _db(self, write: bool = False) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        db.row_factory = sqlite3.Row
-        try:
-            db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints, no fsync per observation
-            if write:
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield db
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
-                db.execute("COMMIT")
-            else:
-                yield db
-        finally:
-            db.close()
+    def _db(self, write: bool = False) -> AbstractContextManager[Any]:
+        """The store's connection; observations skip the flush to disk per commit (WAL: durable at checkpoints)."""
+        return self.store.connect(write=write, durable=False)
 
     # ------------------------------------------------------------------------------------------ tool runs
     def record_tool_run(
@@ -275,7 +260,7 @@ class ObservationLog:
         self, inducer: str, action: str, rule: Rule, refinement: int, accepted: bool, evidence: Mapping[str, Any]
     ) -> int:
         with self._db(write=True) as db:
-            cur = db.execute(
+            return db.insert(
                 "INSERT INTO subroutine_proposals (created, inducer, action, rule, refinement, accepted, evidence)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -288,7 +273,6 @@ class ObservationLog:
                     json.dumps(dict(evidence), default=str),
                 ),
             )
-            return int(cur.lastrowid or 0)
 
     def proposals(self) -> list[Proposal]:
         with self._db() as db:

@@ -1,0 +1,146 @@
+"""The store never deletes a file it cannot prove it wrote, and refuses to open a database that is not sound.
+
+Issue 21, defect 1 (an empty or missing costa.db made the next start delete every stored image) and defect 5 (a
+damaged database opened as if nothing was wrong). Each test below failed before the store had an identity, journals
+and an integrity check at open.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from costa.config import Settings
+from costa.errors import StorageError
+from costa.services import Services
+from costa.session import SessionCore
+from costa.store import Store
+
+
+def img(value: int) -> np.ndarray:
+    rng = np.random.default_rng(value)
+    return rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)
+
+
+def stored_files(home: Path) -> list[Path]:
+    return sorted(p for p in (home / "sessions").glob("*/*") if p.is_file() and p.name != "journal.jsonl")
+
+
+def filled(home: Path, n: int = 3) -> list[Path]:
+    store = Store(home)
+    s = store.create_session()
+    for k in range(n):
+        store.add_version(s.id, img(k), "turn", f"v{k}")
+    return stored_files(home)
+
+
+def start_app_core(home: Path) -> dict[str, int]:
+    core = SessionCore(Services(Settings(home=home)))
+    try:
+        return core.start()
+    finally:
+        core.close()
+
+
+@pytest.mark.parametrize("damage", ["deleted", "emptied", "deleted with its WAL"])
+def test_a_missing_or_empty_database_refuses_to_start_and_deletes_nothing(tmp_path: Path, damage: str) -> None:
+    home = tmp_path / "home"
+    files = filled(home)
+    assert len(files) == 3
+    db = home / "costa.db"
+    if damage == "emptied":
+        db.write_bytes(b"")
+    else:
+        db.unlink()
+        if damage == "deleted with its WAL":
+            for p in home.glob("costa.db-*"):
+                p.unlink()
+    with pytest.raises(StorageError, match=r"missing or empty.*3 file.*store repair"):
+        start_app_core(home)
+    assert stored_files(home) == files  # nothing deleted
+    assert (db.exists() and db.stat().st_size == 0) if damage == "emptied" else not db.exists()  # nothing touched
+
+
+def test_a_damaged_database_is_refused_at_open_in_one_sentence_and_left_as_it_was(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    store = Store(home)
+    s = store.create_session()
+    for k in range(40):  # enough rows for several pages
+        store.add_version(s.id, img(k), "turn", "x" * 300)
+    db = sqlite3.connect(home / "costa.db")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    raw = bytearray((home / "costa.db").read_bytes())
+    raw[4096 * 2 : 4096 * 3] = os.urandom(4096)  # one page overwritten
+    (home / "costa.db").write_bytes(bytes(raw))
+    with pytest.raises(StorageError) as err:
+        start_app_core(home)
+    message = str(err.value)
+    assert "damaged" in message and "store repair" in message and "\n" not in message
+    assert (home / "costa.db").read_bytes() == bytes(raw)
+
+
+def test_a_database_of_another_store_is_refused(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    filled(a)
+    filled(b)
+    (a / "costa.db").write_bytes((b / "costa.db").read_bytes())
+    for p in a.glob("costa.db-*"):
+        p.unlink()
+    with pytest.raises(StorageError, match="belongs to store"):
+        Store(a)
+
+
+def test_an_unknown_file_is_quarantined_never_deleted_and_a_killed_write_is_removed(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    files = filled(home, 2)
+    folder = files[0].parent
+    stranger = folder / "holiday.jpg"
+    stranger.write_bytes(b"the user's own file")
+    # a write a killed process journalled but never committed: the journal proves it is costa's
+    store = Store(home)
+    dead = 2**22 + 12345  # no such process
+    store.files.journal(folder, {"op": "write", "file": "leftover.webp", "t": 0, "pid": dead, "host": os.uname()[1]})
+    (folder / "leftover.webp").write_bytes(b"half an image")
+    found = start_app_core(home)
+    assert found["quarantined"] == 1 and found["removed"] == 1
+    assert not stranger.exists() and not (folder / "leftover.webp").exists()
+    moved = list((home / "quarantine").rglob("holiday.jpg"))
+    assert len(moved) == 1 and moved[0].read_bytes() == b"the user's own file"
+    assert stored_files(home) == files  # every version's file kept
+
+
+def test_a_write_journalled_by_a_live_process_is_left_alone(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    files = filled(home, 1)
+    folder = files[0].parent
+    store = Store(home)
+    store.files.journal(
+        folder, {"op": "write", "file": "inflight.webp", "t": 0, "pid": os.getppid(), "host": os.uname()[1]}
+    )
+    (folder / "inflight.webp").write_bytes(b"being written")
+    assert store.recover()["removed"] == 0
+    assert (folder / "inflight.webp").exists()
+
+
+def test_every_connection_has_foreign_keys_on_including_the_observations(tmp_path: Path) -> None:
+    from costa.subroutines.observations import ObservationLog
+
+    store = Store(tmp_path)
+    log = ObservationLog(store)
+    with log._db() as db:
+        assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    with store.connect() as db:
+        assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_the_identity_is_in_the_database_and_beside_the_files(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    assert store.files.identity() == store.store_id and len(store.store_id) == 32
+    with store.connect() as db:
+        assert db.one("SELECT value FROM store_meta WHERE key = 'store_id'")["value"] == store.store_id
+    assert Store(tmp_path).store_id == store.store_id

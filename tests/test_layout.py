@@ -39,7 +39,6 @@ ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
 }
 #: Modules over `L.MAX_MODULE_LINES` lines allowed for now, with their owner.
 ALLOWED_LONG_MODULES: dict[str, str] = {
-    "costa.store": "store",
     "costa.synthetic.cases_checks": "turn",
     "costa.subroutines.mining": "turn",
     "costa.checks.artifacts": "honest",

@@ -71,7 +71,6 @@ ALLOWED_WIDE_FUNCTIONS: dict[str, str] = {
     "costa.session.core:SessionCore.prepare": "turn",
     "ui.api:add_api.edit": "turn",
     "costa.reflect.loop:reflect_turn": "turn",
-    "costa.reflect.memory:record_turn": "planner",
     "costa.reflect.session:remember_turn": "turn",
     "costa.subroutines.executor:run_fast_slow": "turn",
 }

@@ -222,16 +222,16 @@ def test_memory_resolves_references() -> None:
     m = SessionMemory()
     m.add(TurnRecord(1, "Make the object red.", "Make the object red.", (("object_recoloration", "object", "red"),),
                      box=Box(1, 2, 3, 4)))  # fmt: skip
-    assert m.resolve("Use green instead.").text == "Make the object green."
-    assert m.resolve("Use green instead.").box == Box(1, 2, 3, 4)
-    assert m.resolve("Make it bigger.").text == "Make the object bigger."
-    assert m.resolve("Make it slightly darker.").text == "Make it slightly darker."  # the image, not a target
+    assert m.resolve("Use green instead.").text == "make the red object green"  # the object is red now
+    assert m.resolve("Use green instead.").box == Box(1, 2, 3, 4)  # no pixels remembered: that turn's box
+    assert m.resolve("Make it bigger.").text == "Make the red object bigger"
+    assert m.resolve("Make it slightly darker.").text == "Make the red object slightly darker"  # the last target
     m.add(TurnRecord(2, "Highlight the word 'SALE'.", "Highlight the word 'SALE'.",
                      (("keyword_highlighting", "SALE", None),)))  # fmt: skip
     assert m.resolve("Do the same to the word 'OPEN'.").text == "Highlight the word 'OPEN'."
     assert m.resolve("Do the same to the other sign.").text == "Highlight the other sign."
-    assert m.resolve("Remove it.").text == "Remove the word 'SALE'."
-    assert m.resolve("Make the ball the same colour.").text == "Make the ball red."
+    assert m.resolve("Remove it.").text == "Remove the word 'SALE'"
+    assert m.resolve("Make the ball the same colour.").text == "Make the ball red"
     assert "turn 1" in m.summary_lines()[0]
 
 
@@ -378,10 +378,10 @@ def test_session_memory_resolves_protects_and_persists(tmp_path: Path) -> None:
     assert first.status == "done"
     second = finish(run(ws, sid, None, "Use green instead."))  # no box: the turn it refers to gives it
     ws.close()
-    assert any("Make the object green." in n for n in second.notes)
+    assert any("make the blue object green" in n for n in second.notes)  # the object is blue now
     assert second.status == "done" and second.plan is not None and second.plan.subtasks[0].result == "green"
     memory = load_session_memory(Store(tmp_path / "store"), sid)
-    assert [t.resolved for t in memory.turns] == ["Make the object blue.", "Make the object green."]
+    assert [t.resolved for t in memory.turns] == ["Make the object blue.", "make the blue object green"]
     assert memory.turns[0].box == box and memory.turns[0].masks and memory.protected(image.shape[:2])
 
 

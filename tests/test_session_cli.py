@@ -54,14 +54,14 @@ def test_session_continues_a_stored_session_with_its_history(sale_png: Path, tmp
         "unsupported": [],
         "question": None,
     }
-    back = {**plan, "subtasks": [{**plan["subtasks"][0], "target": "OPEN", "result": "SALE"}]}
+    back = {**plan, "subtasks": [{**plan["subtasks"][0], "target": "OPEN", "result": "SOON"}]}
     with FakeOpenAI([chat(plan), chat(back)]) as fake:
         llm = {"OPENAI_BASE_URL": fake.base_url, "COSTA_LLM_MODEL": "fake-model", "COSTA_LLM_RETRIES": "0"}
         llm["COSTA_REFLECT"] = "0"  # its VLM experts would ask the fake too (tested in tests/test_reflect.py)
         first = costa("edit", str(sale_png), REPLACE, "-o", str(tmp_path / "a.png"), "--session", sid, home=home, **llm)
         assert first.returncode == 0, first.stdout + first.stderr
         assert "stored as version v2" in first.stdout and "(turn 1)" in first.stdout
-        again = "replace the text 'OPEN' with 'SALE'"
+        again = "replace the text 'OPEN' with 'SOON'"  # ('SALE' changes it back: a restore, no planning)
         second = costa("edit", again, "-o", str(tmp_path / "b.png"), "--session", sid, home=home, **llm)
         assert second.returncode == 0, second.stdout + second.stderr
         assert "stored as version v3" in second.stdout and "(turn 2)" in second.stdout

@@ -92,6 +92,12 @@ def chat_messages(view: TurnView) -> list[dict[str, Any]]:
     user = view.instruction + (f"\n\n📍 {view.region_note}" if view.region_note else "")
     msgs: list[dict[str, Any]] = [{"role": "user", "content": user}]
     plan = view.plan
+    if plan is None and view.status != "planning" and (view.notes or view.question or view.errors):
+        # a history command in words, a change back, or a question: said in one message, nothing was planned
+        said = [*view.notes, *(f"❓ {view.question}" for _ in [0] if view.question)]
+        said += [f"⚠️ {e}" for e in view.errors]
+        msgs.append({"role": "assistant", "content": "\n\n".join(said), "metadata": {"id": f"{tid}-said"}})
+        return msgs
     if plan is None:
         title = "🧭 Planning…" if view.status == "planning" else "🧭 No plan"
         msgs.append(

@@ -86,7 +86,12 @@ def check_step(
         if spec.edits_image and output.image is not None:
             from costa.checks.region import outside as outside_check
 
-            outside = outside_check(subtask, before, after, output, whole_image=spec.whole_image)
+            # A whole-image kind whose target is an object (background removal) keeps that target and changes the
+            # rest; one whose target only limits where it acts (an adjustment or a deblur of "the rose") changes
+            # the inside of that region and must leave the outside alone, like any regional edit.
+            keeps_target = spec.whole_image and spec.target == "object"
+            as_whole = keeps_target or (spec.whole_image and not subtask.target)
+            outside = outside_check(subtask, before, after, output, whole_image=as_whole)
             verdict = Verdict(min(verdict.quality, outside.quality), verdict.reasons + outside.reasons)
         return verdict
     by_type = artifact_checks()

@@ -96,6 +96,8 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
     assert view is not None  # run() always yields the finished view
     if view.question:
         raise PlanningError(view.question)
+    if view.plan is None and view.outcome is None and view.notes and view.status == "done":
+        return _said(core, view, sid, output, out, bool(args.session))  # "undo", "change it back": no search ran
     done = view.outcome
     if view.plan is None or not view.plan.subtasks or done is None:
         why = "; ".join(view.errors)
@@ -140,6 +142,24 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
         for s, why in done.skipped.items():
             print(f"warning: {s} was not done: {why}", file=sys.stderr)
         return EXIT_PARTIAL
+    return EXIT_OK
+
+
+def _said(core: Any, view: Any, sid: str, output: Path, out: TextIO, stored: bool) -> int:
+    """A history command in words or a change back (`costa.session.conversation`): say it, write the image now."""
+    from costa.images import save_image
+
+    for note in view.notes:
+        print(note, file=out)
+    _, image = core.head(sid, None)
+    if image is None:
+        print("nothing was written", file=sys.stderr)
+        return EXIT_ERROR
+    save_image(image, output)
+    print(f"wrote {output}", file=out)
+    if stored:
+        turn = f" (turn {view.turn_number})" if view.turn_number else ""
+        print(f"stored as version v{view.result_number} of session {sid[:6]}…{turn}", file=out)
     return EXIT_OK
 
 

@@ -30,8 +30,9 @@ from costa.images import load_image
 from costa.models.control import ToolStoppedError, TurnControl, run_stoppable
 from costa.pointing import describe_region, region_from_pointing
 from costa.reflect.report import chat_note
-from costa.reflect.session import load_session_memory, remember_turn
+from costa.reflect.session import remember_turn
 from costa.services import Services
+from costa.session.conversation import path_memory
 from costa.session.history import HistoryMixin
 from costa.session.preview import PreviewMixin
 from costa.session.runtime import Runtimes, SessionRuntime
@@ -285,6 +286,12 @@ class SessionCore(HistoryMixin, PreviewMixin):
         Raises:
             InputError: a turn is already running in the session, or its current image changed since `prepare`.
         """
+        from costa.session.conversation import conversation_turn
+
+        special = conversation_turn(self, req)  # a history command in words, "change it back", or a question
+        if special is not None:
+            yield from special
+            return
         rt = self.runtime(req.session_id)
         if not rt.lock.acquire(blocking=False):
             raise InputError(BUSY)
@@ -344,10 +351,12 @@ class SessionCore(HistoryMixin, PreviewMixin):
             params["mask_file"] = self.store.save_mask(session.id, req.brush.data)
             b = req.brush.bbox()
             params["brush_box"] = None if b is None else [b.x, b.y, b.w, b.h]
-        memory = load_session_memory(self.store, session.id)  # earlier turns: protected regions, references
+        memory = path_memory(self.store, session)  # earlier turns on this version's path: regions, references
         resolved = memory.resolve(req.instruction)
         region = req.region
-        if resolved.box is not None and not region.artifacts():
+        if resolved.region is not None and resolved.region.any() and not region.artifacts():
+            region = UserRegion(masks=(Mask(resolved.region, label="remembered region"),))  # "make it darker": there
+        elif resolved.box is not None and not region.artifacts():
             region = UserRegion(boxes=(resolved.box,))  # "make it red" acts where the turn it refers to did
         turn_id = self.store.start_turn(session.id, head.id, req.instruction, None, params)
         view.turn_id, view.turn_number = turn_id, number

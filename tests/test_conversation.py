@@ -1,0 +1,161 @@
+"""Follow-ups in a conversation: what is on the image now, references to it, history commands in words, restores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from costa.config import Settings
+from costa.reflect.entities import derive_entities
+from costa.reflect.memory import TurnRecord
+from costa.reflect.references import resolve_references
+from costa.services import Services
+from costa.session import SessionCore
+from costa.session.conversation import HistoryCommand, parse_command
+from costa.store import Store
+from tests.test_session_core import finish, new_session_with, run
+
+
+def _mask(y0: int, y1: int, x0: int, x1: int, shape: tuple[int, int] = (40, 60)) -> np.ndarray:
+    m = np.zeros(shape, bool)
+    m[y0:y1, x0:x1] = True
+    return m
+
+
+ROSE = _mask(5, 20, 5, 20)
+WORD = _mask(25, 35, 30, 55)
+
+
+def _turns() -> list[TurnRecord]:
+    return [
+        TurnRecord(1, "make the pink rose yellow", "make the pink rose yellow",
+                   (("object_recoloration", "pink rose", "yellow", "s1"),), (("s1", ROSE),)),
+        TurnRecord(2, "replace 'SALE' with 'OPEN'", "replace 'SALE' with 'OPEN'",
+                   (("text_replacement", "SALE", "OPEN", "s1"),), (("s1", WORD),)),
+    ]  # fmt: skip
+
+
+def test_entities_follow_the_edits() -> None:
+    entities = derive_entities(_turns())
+    assert [e.describe() for e in entities] == ["the yellow rose", "the word 'OPEN'"]
+    rose, word = entities
+    assert rose.region is not None and rose.region.sum() == ROSE.sum() and rose.changes[-1].before == "the pink rose"
+    assert word.box() is not None and word.changes[-1].before == "the word 'SALE'"
+    gone = [*_turns(), TurnRecord(3, "remove the rose", "remove the rose", (("object_removal", "yellow rose", None,
+                                  "s1"),))]  # fmt: skip
+    assert [e.describe() for e in derive_entities(gone)] == ["the word 'OPEN'"]  # a removed thing is gone
+    added = [*_turns(), TurnRecord(3, "add a red hat", "add a red hat", (("object_addition", None, "red hat", "s1"),))]
+    assert derive_entities(added)[-1].describe() == "the red hat"
+
+
+def test_references_resolve_to_what_is_there_now() -> None:
+    turns = _turns()
+    it = resolve_references("now change it to 'SOON'", turns)
+    assert it.text == "change the word 'OPEN' to 'SOON'" and it.reference == "it" and it.region is not None
+    darker = resolve_references("now make it darker", turns[:1])
+    assert darker.text == "make the yellow rose darker" and darker.region is not None
+    assert darker.region.sum() == ROSE.sum()  # the last edited target, not the whole image
+    assert resolve_references("use red instead", turns[:1]).text == "make the yellow rose red"
+    assert resolve_references("use 'SOON' instead", turns).text == "replace the text 'OPEN' with 'SOON'"
+    assert resolve_references("highlight the word I just wrote", turns).text == "highlight the word 'OPEN'"
+    same = resolve_references("make the green square the same colour as the rose", turns)
+    assert same.text == "make the green square yellow" and same.reference == "same colour as"
+    named = resolve_references("make the green square the same colour as the blue circle", turns)
+    assert named.text == "make the green square blue"
+    unknown = resolve_references("make the square the same colour as the ball", turns)
+    assert unknown.question and "ball" in unknown.question  # nothing says what colour the ball is: ask
+    assert resolve_references("make it look like winter", turns[:1]).text == "make it look like winter"
+
+
+def test_back_and_the_opposite_edit_restore_instead_of_editing_again() -> None:
+    turns = _turns()
+    back = resolve_references("change it back", turns)
+    assert back.restore is not None and back.restore.before == "the word 'SALE'" and back.restore.turn == 2
+    rose = resolve_references("put the rose back", turns)
+    assert rose.restore is not None and rose.restore.before == "the pink rose" and rose.restore.turn == 1
+    opposite = resolve_references("replace 'OPEN' with 'SALE'", turns)
+    assert opposite.restore is not None and opposite.reference == "opposite"
+    again = resolve_references("make the yellow rose pink again", turns[:1])
+    assert again.restore is not None or again.text == "make the yellow rose pink again"
+    not_back = resolve_references("replace 'OPEN' with 'SOON'", turns)
+    assert not_back.restore is None
+
+
+def test_ambiguity_asks_one_question_and_them_means_both() -> None:
+    two = [TurnRecord(1, "recolour the mug to yellow and the plate to green", "…",
+                      (("object_recoloration", "mug", "yellow", "s1"), ("object_recoloration", "plate", "green", "s2")),
+                      (("s1", ROSE), ("s2", WORD)))]  # fmt: skip
+    asked = resolve_references("make it darker", two)
+    assert asked.question == "Which one do you mean: the yellow mug or the green plate?"
+    assert resolve_references("make them red", two).text == "make the yellow mug and the green plate red"
+
+
+def test_a_bit_more_and_less_repeat_the_last_adjustment() -> None:
+    turns = [TurnRecord(1, "make the sky darker", "make the sky darker",
+                        (("global_adjustment", "sky", "darker", "s1"),), (("s1", ROSE),))]  # fmt: skip
+    assert resolve_references("a bit more", turns).text == "make the sky a little darker"
+    assert resolve_references("a little less", turns).text == "make the sky a little brighter"
+
+
+def test_history_commands_in_words() -> None:
+    assert parse_command("undo") == HistoryCommand("undo")
+    assert parse_command("please undo that") == HistoryCommand("undo")
+    assert parse_command("go back two steps") == HistoryCommand("undo", 2)
+    assert parse_command("undo the last 3 changes") == HistoryCommand("undo", 3)
+    assert parse_command("redo") == HistoryCommand("redo")
+    assert parse_command("start over") == HistoryCommand("start_over")
+    assert parse_command("go back to the original") == HistoryCommand("start_over")
+    assert parse_command("branch from version 3") == HistoryCommand("branch", 1, 3)
+    for edit in ("change it back", "make it red", "remove the background", "go back to how it was"):
+        assert parse_command(edit) is None, edit
+
+
+@pytest.fixture()
+def discs(tmp_path: Path) -> tuple[SessionCore, str, np.ndarray]:
+    img = np.full((120, 160, 3), 120, np.uint8)
+    yy, xx = np.mgrid[:120, :160]
+    img[(yy - 60) ** 2 + (xx - 50) ** 2 < 25**2] = (200, 30, 30)
+    img[(yy - 60) ** 2 + (xx - 115) ** 2 < 20**2] = (30, 160, 40)
+    Image.fromarray(img).save(tmp_path / "discs.png")
+    ws = SessionCore(Services(Settings(home=tmp_path, reflect=False)), Store(tmp_path / "store"))
+    sid = new_session_with(ws, tmp_path / "discs.png")
+    yield ws, sid, img
+    ws.close()
+
+
+def test_a_follow_up_session_through_the_core(discs: tuple[SessionCore, str, np.ndarray]) -> None:
+    ws, sid, original = discs
+    red = (np.mgrid[:120, :160][0] - 60) ** 2 + (np.mgrid[:120, :160][1] - 50) ** 2 < 22**2
+    assert finish(run(ws, sid, None, "make the red disc blue")).status == "done"
+    _, blue = ws.head(sid, None)
+    darker = finish(run(ws, sid, None, "now make it darker"))
+    assert darker.status == "done" and any("the blue disc" in n for n in darker.notes), darker.notes
+    _, dark = ws.head(sid, None)
+    assert dark[red].mean() < blue[red].mean() - 5  # the disc got darker …
+    assert np.array_equal(dark[:, 100:], original[:, 100:])  # … and nothing else did
+    back = finish(run(ws, sid, None, "change it back"))
+    assert back.status == "done" and back.result_version is not None
+    _, restored = ws.head(sid, None)
+    assert np.array_equal(restored, blue)  # exactly as before the darkening: no drift
+
+
+def test_words_as_undo_do_what_the_buttons_do(discs: tuple[SessionCore, str, np.ndarray]) -> None:
+    ws, sid, original = discs
+    finish(run(ws, sid, None, "make the red disc blue"))
+    finish(run(ws, sid, None, "make the green disc yellow"))
+    said = finish(run(ws, sid, None, "go back two steps"))
+    assert said.status == "done" and "Undid 2 steps" in said.notes[0]
+    assert np.array_equal(ws.head(sid, None)[1], original)
+    by_words = ws.history(sid, None)
+    finish(run(ws, sid, None, "redo"))
+    ws.undo(sid, None)  # the button
+    assert ws.history(sid, None)["head"] == by_words["head"]
+    finish(run(ws, sid, None, "branch from version 2"))
+    assert ws.history(sid, None)["head"] == ws.version_rows(sid)[1].version.id
+    assert finish(run(ws, sid, None, "start over")).status == "done"
+    assert np.array_equal(ws.head(sid, None)[1], original)
+    nothing = finish(run(ws, sid, None, "undo"))
+    assert nothing.status == "failed" and "nothing to undo" in nothing.errors[0]

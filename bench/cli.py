@@ -31,6 +31,8 @@ RUNNERS: tuple[str, ...] = (
     "grounding",
     "checks",
     "neural",
+    "real",
+    "requests",
 )
 
 #: The shared benchmark data beside the repository (<workspace>/shared/benchmarks); optional.

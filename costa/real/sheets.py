@@ -1,0 +1,71 @@
+"""Contact sheets for the real-photo suite: before | result | truth, the judged region outlined, a caption.
+
+What `bench real --save DIR` writes, so the right/wrong measures can be checked (and their thresholds set) by
+looking at the images.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_HEIGHT = 256
+
+
+def _fit(image: np.ndarray | None, height: int = _HEIGHT) -> np.ndarray:
+    import cv2
+
+    if image is None:
+        return np.full((height, height, 3), 40, np.uint8)
+    h, w = image.shape[:2]
+    return cv2.resize(image, (max(1, round(w * height / h)), height), interpolation=cv2.INTER_AREA)
+
+
+def _outline(image: np.ndarray, mask: np.ndarray | None, offset: tuple[int, int] = (0, 0)) -> np.ndarray:
+    import cv2
+
+    out = np.ascontiguousarray(image.copy())
+    if mask is None or not mask.any():
+        return out
+    full: np.ndarray = np.zeros((out.shape[0], out.shape[1]), np.uint8)
+    x, y = offset
+    h, w = min(mask.shape[0], full.shape[0] - y), min(mask.shape[1], full.shape[1] - x)
+    full[y : y + h, x : x + w] = mask[:h, :w]
+    contours = cv2.findContours(full, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0]
+    cv2.drawContours(out, contours, -1, (255, 0, 255), max(1, out.shape[0] // 200))
+    return out
+
+
+def contact_sheet(step: str, truth: Any, before: np.ndarray, after: np.ndarray | None, caption: str) -> np.ndarray:
+    """One RGB sheet: before | result | truth at 256 px high, the truth's region outlined in magenta on each, and
+    `caption` above."""
+    import cv2
+
+    region: np.ndarray | None = truth.mask
+    truth_image = {
+        "removal": truth.background,
+        "outpaint": truth.canvas,
+        "deblur": truth.sharp,
+    }.get(step)
+    if (
+        step in ("background", "recolour") and truth.mask is not None
+    ):  # the object alone (recolour: in the asked colour)
+        fill = np.array(truth.rgb if step == "recolour" and truth.rgb is not None else (255, 255, 255), np.uint8)
+        truth_image = np.where(truth.mask[..., None], before if step == "background" else fill, 255).astype(np.uint8)
+    offset = (0, 0)
+    if step == "outpaint" and truth.canvas is not None:
+        region = np.ones(before.shape[:2], np.uint8)  # the input's place on the canvas
+        offset = truth.offset
+    tiles = []
+    for image, off in ((before, (0, 0)), (after, offset), (truth_image, offset)):
+        if image is None:
+            tiles.append(_fit(None))
+            continue
+        marked = _outline(image, None if region is None else region.astype(np.uint8), off)
+        tiles.append(_fit(marked))
+    body = np.concatenate(tiles, axis=1)
+    bar = np.full((22, body.shape[1], 3), 255, np.uint8)
+    text = caption.replace("Δ", "d").replace("°", " deg").replace("×", "x").encode("ascii", "replace").decode()
+    cv2.putText(bar, text[:150], (4, 16), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (0, 0, 0), 1, cv2.LINE_AA)
+    return np.concatenate([bar, body], axis=0)

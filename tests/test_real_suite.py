@@ -1,0 +1,172 @@
+"""The real-photo suite's own machinery: the held-out split is fixed, composites carry their truth, and every measure
+calls a known-right result right and a known-wrong one wrong. Only scikit-image's bundled photos are needed (the
+espresso cut-out comes from scikit-image's coffee)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from bench.real import StepRun, auc, calibration_rows
+from costa.real.cases import (
+    KINDS,
+    Truth,
+    composite,
+    generate_cases,
+    load_cases,
+    pointing_for,
+)
+from costa.real.measures import judge_step
+from costa.real.photos import load_photo, photo, photos
+
+#: The held-out photos, as written before anything was tuned. Changing this set is changing the held-out part.
+HELD_OUT = {
+    "ee_action_change_1", "ee_action_change_3", "ee_background_change_5", "ee_background_change_7",
+    "ee_object_addition_1", "ee_object_addition_7", "ee_object_removel_6", "ee_object_removel_8",
+    "ee_object_replacement_7", "ee_style_change_4", "ee_style_change_6", "ee_texture_change_1",
+    "ee_texture_change_3", "mb_294080", "mb_357424", "mb_514055", "mb_65905", "sk_astronaut", "sk_rocket",
+}  # fmt: skip
+
+
+def test_the_held_out_part_is_the_one_written_down() -> None:
+    assert {p.id for p in photos() if p.part == "held_out"} == HELD_OUT
+    assert len(photos()) >= 40
+
+
+def test_every_case_uses_photos_of_its_own_part_only() -> None:
+    cases = load_cases()
+    assert len(cases) >= 250
+    assert {c.kind for c in cases} == set(KINDS)
+    for c in cases:
+        assert {photo(p).part for p in c.photos_used()} == {c.part}, c.id
+    assert len({p for c in cases for p in c.photos_used()}) >= 40
+
+
+def test_committed_definitions_are_the_generators() -> None:
+    assert tuple(generate_cases(0)) == load_cases()
+
+
+@pytest.fixture(scope="module")
+def espresso_on_rocket() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    bg = load_photo("sk_rocket")
+    image, mask = composite(bg, "espresso", (0.5, 0.9, 0.3))
+    return bg, image, mask
+
+
+def test_composite_truth_is_the_background_outside_and_the_object_inside(espresso_on_rocket: tuple) -> None:
+    bg, image, mask = espresso_on_rocket
+    h = mask.shape[0]
+    ys, _ = np.nonzero(mask)
+    assert 0.25 * h <= ys.max() - ys.min() + 1 <= 0.31 * h  # pasted at the asked height
+    far = ~(cv2.dilate(mask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0)
+    assert np.array_equal(image[far], bg[far])  # untouched away from the object's edge
+    inside = cv2.erode(mask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    assert np.abs(image[inside].astype(int) - bg[inside].astype(int)).mean() > 30
+
+
+def test_pointing_lies_on_the_object(espresso_on_rocket: tuple) -> None:
+    _, _, mask = espresso_on_rocket
+    click, _, _ = pointing_for(mask, "click")
+    assert click is not None and mask[click[1], click[0]]
+    _, box, _ = pointing_for(mask, "box")
+    assert box is not None
+    x, y, w, h = box
+    ys, xs = np.nonzero(mask)
+    assert x <= xs.min() and y <= ys.min() and x + w > xs.max() and y + h > ys.max()
+    _, _, brush = pointing_for(mask, "brush")
+    assert brush is not None and brush[mask].all() and brush.sum() > mask.sum()
+
+
+def test_removal_measure(espresso_on_rocket: tuple) -> None:
+    bg, image, mask = espresso_on_rocket
+    t = Truth(mask=mask, background=bg)
+    assert judge_step("removal", t, image, bg.copy()).right
+    assert not judge_step("removal", t, image, image.copy()).right  # the object is still there
+    grey = bg.copy()
+    grey[mask] = 128  # a flat grey patch where the cup was
+    assert not judge_step("removal", t, image, grey).right
+    smeared = bg.copy()
+    smeared[:40] = 0  # right where the cup was, but the sky was blacked out
+    assert not judge_step("removal", t, image, smeared).right
+
+
+def test_background_measure(espresso_on_rocket: tuple) -> None:
+    _, image, mask = espresso_on_rocket
+    t = Truth(mask=mask)
+    cut = np.where(mask[..., None], image, 255).astype(np.uint8)
+    assert judge_step("background", t, image, cut).right
+    assert not judge_step("background", t, image, image.copy()).right
+    half = cut.copy()
+    ys, _ = np.nonzero(mask)
+    half[: (ys.min() + ys.max()) // 2] = 255  # the top half of the cup painted over
+    assert not judge_step("background", t, image, half).right
+
+
+def test_recolour_measure(espresso_on_rocket: tuple) -> None:
+    from skimage.color import lab2rgb, rgb2lab
+
+    _, image, mask = espresso_on_rocket
+    t = Truth(mask=mask, rgb=(0, 70, 230))
+    lab = rgb2lab(image)
+    target = rgb2lab(np.array([[[0, 70, 230]]], np.uint8))[0, 0]
+    lab[mask, 1], lab[mask, 2] = target[1], target[2]  # the asked hue, the cup's own shading kept
+    blue = (np.clip(lab2rgb(lab), 0, 1) * 255).round().astype(np.uint8)
+    assert judge_step("recolour", t, image, blue).right
+    assert not judge_step("recolour", t, image, image.copy()).right
+    everywhere = np.clip(lab2rgb(np.where(mask[..., None], lab, lab * [1, 0, 0] + target * [0, 1, 1])), 0, 1) * 255
+    assert not judge_step("recolour", t, image, everywhere.round().astype(np.uint8)).right
+
+
+def test_outpaint_measure() -> None:
+    canvas = load_photo("sk_chelsea")
+    w = canvas.shape[1]
+    crop = canvas[:, : w - 100].copy()
+    t = Truth(canvas=canvas, offset=(0, 0))
+    assert judge_step("outpaint", t, crop, canvas.copy()).right
+    flat = canvas.copy()
+    flat[:, w - 100 :] = 128
+    assert not judge_step("outpaint", t, crop, flat).right
+    assert not judge_step("outpaint", t, crop, crop.copy()).right  # not extended at all
+    moved = canvas.copy()
+    moved[:, : w - 100] = np.roll(crop, 9, axis=1)
+    assert not judge_step("outpaint", t, crop, moved).right  # the input shifted
+
+
+def test_deblur_and_adjust_measures() -> None:
+    sharp = load_photo("sk_coffee")
+    blurred = cv2.GaussianBlur(sharp, (0, 0), 2.0)
+    t = Truth(sharp=sharp)
+    assert judge_step("deblur", t, blurred, sharp.copy()).right
+    assert not judge_step("deblur", t, blurred, blurred.copy()).right
+    brighter = np.clip(sharp.astype(int) + 25, 0, 255).astype(np.uint8)
+    darker = np.clip(sharp.astype(int) - 25, 0, 255).astype(np.uint8)
+    assert judge_step("adjust", Truth(adjust="brighter"), sharp, brighter).right
+    assert not judge_step("adjust", Truth(adjust="brighter"), sharp, darker).right
+    assert not judge_step("adjust", Truth(adjust="brighter"), sharp, np.full_like(sharp, 230)).right
+    grey = np.repeat(cv2.cvtColor(sharp, cv2.COLOR_RGB2GRAY)[..., None], 3, axis=2)
+    assert judge_step("adjust", Truth(adjust="grayscale"), sharp, grey).right
+    assert not judge_step("adjust", Truth(adjust="grayscale"), sharp, sharp.copy()).right
+
+
+def test_text_measure_and_missing_image() -> None:
+    t = Truth(words=("PRIMITIVE", "ROAD", "NO", "WARNING", "SIGNS"))
+    img = np.zeros((8, 8, 3), np.uint8)
+    assert judge_step("text", t, img, None, "PRIMITIVE ROAD; NO WARNING SIGNS").right
+    assert not judge_step("text", t, img, None, "PRIMITIVE RAD").right
+    assert not judge_step("removal", Truth(mask=np.ones((8, 8), bool), background=img), img, None).right
+
+
+def test_auc_and_calibration_rows() -> None:
+    assert auc([9, 8, 2, 1], [True, True, False, False]) == 1.0
+    assert auc([1, 2, 3], [True, True, True]) is None
+    steps = [
+        StepRun("c1", "dev", "removal", "object_removal", "remove_patchmatch", "verified", True, "", "photo", "small",
+                "box"),
+        StepRun("c2", "dev", "removal", "object_removal", "remove_patchmatch", "verified", False, "", "photo", "small",
+                "box"),
+        StepRun("c3", "dev", "removal", "object_removal", "remove_patchmatch", "not done", False, "", "photo", "small",
+                "box"),
+    ]  # fmt: skip
+    rows = calibration_rows(steps)
+    assert len(rows) == 1 and (rows[0].cases, rows[0].right, rows[0].source) == (2, 1, "bench")

@@ -4,6 +4,10 @@ espresso cut-out comes from scikit-image's coffee)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import cv2
 import numpy as np
 import pytest
@@ -170,3 +174,25 @@ def test_auc_and_calibration_rows() -> None:
     ]  # fmt: skip
     rows = calibration_rows(steps)
     assert len(rows) == 1 and (rows[0].cases, rows[0].right, rows[0].source) == (2, 1, "bench")
+
+
+def _bench(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COSTA_BENCHMARKS_DIR": os.environ.get("COSTA_BENCHMARKS_DIR", "/nonexistent"),
+           **(env_extra or {})}  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "costa", "bench", "real", *args], capture_output=True, text=True, env=env, timeout=600
+    )
+
+
+def test_bench_real_cli_runs_a_small_part_and_reports_the_rates() -> None:
+    """Through the real interface: one adjustment case (a scikit-image photo when the benchmarks are absent)."""
+    r = _bench("--dev", "--kinds", "adjust", "--n", "1", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    assert "verified done:" in r.stdout and "exit codes:" in r.stdout and "adjust" in r.stdout
+
+
+def test_bench_real_cli_refuses_bad_options() -> None:
+    r = _bench("--kinds", "teleport")
+    assert r.returncode == 2 and "unknown kind 'teleport'" in r.stderr
+    r = _bench("--held-out", "--write")
+    assert r.returncode == 2 and "dev part only" in r.stderr

@@ -163,10 +163,10 @@ def run(args: argparse.Namespace) -> int:
     """Load the requests, run each, print the report."""
     from costa.config import Settings
     from costa.errors import InputError
+    from costa.real.photos import benchmarks_dir
     from costa.services import Services
     from costa.session.core import SessionCore
     from costa.store import Store
-    from costa.real.photos import benchmarks_dir
 
     only = tuple(s for s in args.only.split(",") if s)
     for s in only:

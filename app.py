@@ -25,10 +25,16 @@ def main() -> None:
         sys.exit(2)
     # Gradio's upload/download cache goes under COSTA_HOME/tmp, named for this process, so it is removed at exit and,
     # if this process is killed, by the next start (before gradio is imported: it reads the folder from here)
+    from costa.errors import StorageError
     from costa.session.runtime import RUN_PREFIX
     from costa.store import private_dir
+    from costa.store.check import start_fault
 
-    cache = private_dir(settings.home / "tmp" / f"{RUN_PREFIX}{os.getpid()}-gradio")
+    try:
+        cache = private_dir(settings.home / "tmp" / f"{RUN_PREFIX}{os.getpid()}-gradio")
+    except StorageError as e:  # a read-only or full COSTA_HOME: one line, exit 2
+        print(f"error: {start_fault(settings.home, e)}", file=sys.stderr)
+        sys.exit(2)
     os.environ["GRADIO_TEMP_DIR"] = str(cache)
     atexit.register(shutil.rmtree, cache, True)
     os.umask(0o077)  # every file the app writes (store, exports, Gradio's cache) is readable by its owner only
@@ -40,8 +46,12 @@ def main() -> None:
     if settings.allow_downloads:
         os.environ.pop("HF_HUB_OFFLINE", None)
     services = Services(settings)
-    core = SessionCore(services)
-    core.start()  # turns a killed process left running → interrupted; orphan files and stale temp folders removed
+    try:  # a damaged, missing or unwritable store is one line and exit 2, and nothing in it is touched
+        core = SessionCore(services)
+        core.start()  # turns a killed process left running → interrupted; a killed write's files removed
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
     demo = build_ui(services, core)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so exit handlers remove per-session temporary files
     demo.queue(**queue_kwargs(services)).launch(

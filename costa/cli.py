@@ -91,9 +91,11 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     b.add_argument("bench_args", nargs=argparse.REMAINDER, help="NAME [options]: see `python -m costa bench --help`")
+    from costa.store.commands import add_parsers as add_store_parsers
     from costa.subroutines.commands import add_parsers
 
     add_parsers(sub)
+    add_store_parsers(sub)
     return p
 
 
@@ -292,10 +294,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if argv[:1] == ["bench"]:  # the benchmark package parses its own options (`python -m costa bench --help`)
         return cmd_bench(argparse.Namespace(bench_args=argv[1:]), out)
     args = _parser().parse_args(argv)
+    from costa.store.commands import cmd_store
     from costa.subroutines.commands import cmd_mine, cmd_rules
 
     handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench, "models": cmd_models}
-    handlers |= {"mine": cmd_mine, "rules": cmd_rules}
+    handlers |= {"mine": cmd_mine, "rules": cmd_rules, "store": cmd_store}
     try:
         return handlers[args.command](args, out)
     except CostaError as e:

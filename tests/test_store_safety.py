@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,9 @@ from costa.errors import StorageError
 from costa.services import Services
 from costa.session import SessionCore
 from costa.store import Store
+from costa.testing.tinyfs import can_mount, set_read_only, tiny_disk
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def img(value: int) -> np.ndarray:
@@ -144,3 +149,34 @@ def test_the_identity_is_in_the_database_and_beside_the_files(tmp_path: Path) ->
     with store.connect() as db:
         assert db.one("SELECT value FROM store_meta WHERE key = 'store_id'")["value"] == store.store_id
     assert Store(tmp_path).store_id == store.store_id
+
+
+def run_app_until_exit(home: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COSTA_HOME": str(home), "COSTA_PORT": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    return subprocess.run(
+        [sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_the_app_refuses_to_start_on_an_emptied_database_in_one_line_and_keeps_every_image(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    files = filled(home)
+    (home / "costa.db").write_bytes(b"")
+    for p in home.glob("costa.db-*"):
+        p.unlink()
+    r = run_app_until_exit(home)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    lines = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "store repair" in lines[0]
+    assert stored_files(home) == files
+
+
+@pytest.mark.skipif(not can_mount(), reason="needs root to mount a tmpfs (a real read-only file system)")
+def test_the_app_refuses_a_read_only_home_in_one_line(tmp_path: Path) -> None:
+    with tiny_disk(tmp_path / "disk", 8) as disk:
+        filled(disk / "home")
+        set_read_only(disk)
+        r = run_app_until_exit(disk / "home")
+        set_read_only(disk, False)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "cannot be written" in r.stderr and "COSTA_HOME" in r.stderr

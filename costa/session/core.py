@@ -93,7 +93,7 @@ class SessionCore(HistoryMixin, PreviewMixin):
     def __init__(self, services: Services, store: Store | None = None) -> None:
         self.services = services
         self.settings = services.settings
-        self.store = store or Store(self.settings.home)
+        self.store = store or Store.from_settings(self.settings)  # quotas, COSTA_DATABASE_URL
         self.runtimes = Runtimes(self.settings.home, self.settings.tmp_idle_seconds)
         self.names = {k: v.name for k, v in services.tables.subtasks.items()}
         self.reads = frozenset(k for k, v in services.tables.subtasks.items() if not v.edits_image)
@@ -114,8 +114,17 @@ class SessionCore(HistoryMixin, PreviewMixin):
         recovered = {"interrupted": self.store.mark_interrupted(), **self.store.recover()}
         if any(recovered.values()):
             log.warning("recovered after an unclean stop: %s", recovered)
-        self.runtimes.start_reaper()
+        self.runtimes.start_reaper(hourly=self.expire_sessions)
+        self.expire_sessions()
         return recovered
+
+    def expire_sessions(self) -> None:
+        """Delete sessions idle past COSTA_RETENTION_DAYS (at most hourly across every process sharing the store)."""
+        from costa.store.retention import gc
+
+        report = gc(self.store, self.settings.retention_days, periodic=True)
+        if not report.skipped and (report.expired or report.empty):
+            log.warning("%s", report.line())
 
     def close(self) -> None:
         self.runtimes.close()

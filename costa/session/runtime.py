@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from costa.errors import CostaError
 from costa.store import private_dir, session_folder_name
 
 log = logging.getLogger(__name__)
@@ -154,17 +155,24 @@ class Runtimes:
             self._closed = True
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def start_reaper(self, every_seconds: float | None = None) -> threading.Thread:
-        """Expire idle sessions in a daemon thread every `every_seconds` (default: a quarter of the idle time)."""
+    def start_reaper(
+        self, every_seconds: float | None = None, hourly: Callable[[], object] | None = None
+    ) -> threading.Thread:
+        """Expire idle sessions' temporary files in a daemon thread every `every_seconds` (default: a quarter of the
+        idle time), and call `hourly` (the store's retention) about once an hour."""
         period = every_seconds or max(1.0, min(60.0, self.idle_seconds / 4))
 
         def loop() -> None:
+            last = time.monotonic()
             while not self._closed:
                 time.sleep(period)
                 try:
                     self.expire()
-                except OSError as e:  # a folder removed under us; the next round tries again
-                    log.warning("temporary file expiry failed: %s", e)
+                    if hourly is not None and time.monotonic() - last >= 3600:
+                        last = time.monotonic()
+                        hourly()
+                except (OSError, CostaError) as e:  # a folder removed under us, a full disk: the next round retries
+                    log.warning("expiry failed: %s", e)
 
         t = threading.Thread(target=loop, name="costa-tmp-reaper", daemon=True)
         t.start()

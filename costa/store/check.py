@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from costa.errors import StorageError
-from costa.store.database import DISK_FULL, NO_ACCESS, READ_ONLY
+from costa.store.database import DISK_FULL, NO_ACCESS, READ_ONLY, Database
 from costa.store.files import IDENTITY_FILE, decode, image_sha256, part_target, private_dir
 from costa.store.sqlite import damaged_message
 
@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 IN_FLIGHT_SECONDS = 3600.0
 
 
-def _start_fault(home: Path, e: StorageError) -> StorageError:
+def start_fault(home: Path, e: StorageError) -> StorageError:
+    """The message for a storage fault met while a process starts (it cannot run without its home)."""
     text = str(e)
     if text in (READ_ONLY, NO_ACCESS):
         return StorageError(
@@ -57,7 +58,7 @@ def open_checked(store: Store) -> str:
         private_dir(store.home)
         return _open(store)
     except StorageError as e:
-        raise _start_fault(store.home, e) from e.__cause__
+        raise start_fault(store.home, e) from e.__cause__
 
 
 def _open(store: Store) -> str:
@@ -250,6 +251,35 @@ def check(store: Store, deep: bool = False) -> CheckReport:
     if dangling:
         report.problems.append(f"{len(dangling)} turn(s) name a result version that does not exist")
     _check_files(store, versions, report)
+    return _finish(report, t0)
+
+
+def check_unopened(home: Path, db: Database, error: StorageError) -> CheckReport:
+    """`check` for a store that does not open (a damaged or missing database): the engine's findings, and every
+    version the session folders' journals record, verified against its file."""
+    from costa.store.files import FileStore
+
+    t0 = time.perf_counter()
+    report = CheckReport(problems=[str(error)])
+    try:
+        present = db.exists()
+    except StorageError:
+        present = True  # there, but damaged
+    report.problems += [f"database: {p}" for p in (db.integrity(quick=False) if present else [])[:20]]
+    files = FileStore(home)
+    bad: dict[str, list[int]] = {}
+    n = 0
+    for folder in files.folders():
+        for r in files.read_journal(folder):
+            if r.get("op") == "version" and isinstance(r.get("id"), int):
+                n += 1
+                why = verify_file(files.absolute(r["file"]), r.get("file_sha256"), r["sha256"], deep=False)
+                if why is not None:
+                    bad.setdefault(why, []).append(r["id"])
+    report.counts["versions"] = n
+    report.notes.append(f"{n} version(s) recorded in the session folders' journals (what `store repair` rebuilds)")
+    for why, ids in sorted(bad.items()):
+        report.problems.append(f"{len(ids)} journalled version(s) not recoverable: {why} (ids {_ids(ids)})")
     return _finish(report, t0)
 
 

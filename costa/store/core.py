@@ -34,7 +34,7 @@ from costa.store.records import (
     row_turn,
     row_version,
 )
-from costa.store.retention import Quotas, check_version_quota, make_room_for_session
+from costa.store.retention import Quotas, check_version_quota, make_room_for_session, owner_clause
 from costa.store.sqlite import SqliteDatabase
 from costa.store.validate import check_session_id, check_text, parse_id
 
@@ -125,10 +125,11 @@ class Store:
             raise InputError(f"unknown session {session_id[:6]}…: start a new one")
         return row_session(r)
 
-    def sessions(self, owner: str) -> list[Session]:
-        """Sessions owned by `owner`, newest first."""
+    def sessions(self, owner: str | None) -> list[Session]:
+        """Sessions owned by `owner` (None: the sessions made without login), newest first."""
+        where, args = owner_clause(owner)
         with self.connect() as db:
-            rows = db.all("SELECT * FROM sessions WHERE owner = ? ORDER BY created DESC", (owner,))
+            rows = db.all(f"SELECT * FROM sessions s WHERE {where} ORDER BY created DESC", args)
         return [row_session(r) for r in rows]
 
     def set_head(self, session_id: str, version_id: int | None, redo: Sequence[int] = ()) -> None:

@@ -11,10 +11,12 @@
    alone (no subroutines), at α = 1.
 3. Every subtask is judged against the scene's ground truth (`costa.synthetic.truth.verify_subtask`).
 
-Real tools on the generator's scenes, at 256 px. Each distinct tool run (same tool, parameters, subtask and input
-state) executes once for real and its measured seconds are charged to every mode that runs it, so modes are compared
-on identical measurements rather than on the noise of a loaded machine (`ReplayExecutor`); checks are replayed the
-same way. Tool-seconds are the sum of those measured seconds over every run a mode paid for, retries and failed
+Every mode runs through `costa.agent.run_turn` with reflection off (the search phases are what is compared; the
+ending is the same for all), each with the turn's memo of tool runs (a repeat within a turn is free). Real tools on
+the generator's scenes, at 256 px. Each distinct tool run (same tool, parameters, subtask and input state) executes
+once for real and its measured seconds are charged to every later turn that runs it, so modes are compared on
+identical measurements rather than on the noise of a loaded machine (`replay_executor`); checks read through one OCR
+memo. Tool-seconds are the sum of those measured seconds over every run a mode paid for, retries and failed
 subroutines included.
 """
 
@@ -25,22 +27,25 @@ import hashlib
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from costa.agent import TurnState, UserRegion, _Executor, build_graph
+from costa.agent import TurnEnv, run_turn
 from costa.checks import CheckContext
 from costa.events import Fallback, RuleHit, SubtaskDone, ToolFinished, TurnDone
-from costa.graph import GOAL, START, StepNode, step_key
-from costa.search import Outcome, iter_search
+from costa.graph import StepNode
+from costa.search import Outcome
 from costa.services import Estimates, Services
 from costa.synthetic.fasta_tasks import make_fasta_tasks
 from costa.synthetic.tasks import SyntheticTask
 from costa.synthetic.truth import Frame, advance, match_plan, verify_subtask, words_after
-from costa.types import EditState, Plan
+from costa.turn.executor import StepExecutor
+from costa.turn.records import TurnConfig, TurnState, UserRegion
+from costa.types import EditState, Plan, Subtask
 
 CHECKPOINTS = (40, 80, 120, 160, 200)
 ALPHAS = (0.0, 1.0, 2.0)
@@ -50,62 +55,61 @@ def _digest(a: np.ndarray) -> str:
     return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()[:16] + str(a.shape)
 
 
-def _artifact_key(value: Any) -> str:
-    if isinstance(value, tuple):
-        return "(" + ",".join(_artifact_key(v) for v in value) + ")"
-    data = getattr(value, "data", None)
-    if isinstance(data, np.ndarray):
-        return f"Mask({_digest(data)},{getattr(value, 'label', '')})"
-    if isinstance(value, np.ndarray):
-        return _digest(value)
-    return repr(value)
+class _ReplayBase(StepExecutor):
+    """A `StepExecutor` that measures each distinct tool run once for the whole benchmark and charges its measured
+    seconds to every later turn that makes it (the turn's own memo still replays repeats within a turn at 0 s);
+    checks read through the benchmark's OCR memo. `inside` collects the wall seconds spent in steps."""
 
-
-def _state_key(state: TurnState, first: bool) -> str:
-    arts = "" if first else ";".join(f"{k}={_artifact_key(v)}" for k, v in sorted(state.edit.artifacts.items()))
-    imgs = ",".join(f"{sid}:{_digest(img)}" for sid, img in state.images)
-    return f"{_digest(state.edit.image)}|{arts}|{state.results}|{imgs}"
-
-
-class _TimedExecutor(_Executor):
-    """An `_Executor` that adds the wall seconds it spends inside tool runs and checks to its class's `inside`."""
-
+    runs: ClassVar[dict[Hashable, tuple[float, Any, Any]]] = {}
     inside: ClassVar[list[float]] = [0.0]
+    reader: ClassVar[Any] = None
+
+    def __post_init__(self) -> None:
+        if self.reader is not None:
+            self.ctx = CheckContext(reader=self.reader)
+
+    def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
+        t0 = time.perf_counter()
+        try:
+            return super().__call__(node, parent, attempt)
+        finally:
+            self.inside[0] += time.perf_counter() - t0
+
+    def run_tool(
+        self, node: StepNode, subtask: Subtask, before: EditState, params: dict[str, Any], attempt: int
+    ) -> Any:
+        key = self.memo.key(node.tool, subtask, params, before)
+        hit = self.runs.get(key)
+        if hit is not None:
+            return hit
+        out = super().run_tool(node, subtask, before, params, attempt)
+        if not isinstance(out, Outcome):  # a stopped or unloadable run is not a measurement
+            self.runs[key] = out
+        return out
 
 
-def replay_executor(cache: dict[str, Outcome[TurnState]]) -> type[_TimedExecutor]:
-    """An `_Executor` whose runs (tool + check) are measured once per distinct input and replayed from `cache`."""
+def replay_executor(reader: Any) -> type[_ReplayBase]:
+    """A replaying executor class with its own measurement cache (one per benchmark run)."""
 
-    class ReplayExecutor(_TimedExecutor):
-        #: Wall seconds spent inside tool runs and checks (replayed or not), to tell the search's overhead apart.
+    class ReplayExecutor(_ReplayBase):
+        runs: ClassVar[dict[Hashable, tuple[float, Any, Any]]] = {}
         inside: ClassVar[list[float]] = [0.0]
 
-        def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
-            t0 = time.perf_counter()
-            try:
-                return self._call(node, parent, attempt)
-            finally:
-                self.inside[0] += time.perf_counter() - t0
-
-        def _call(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
-            subtask = self.plan.by_id(node.subtask_id)
-            key = "|".join(
-                (
-                    repr(node.tools),
-                    node.kind,
-                    str(node.final),
-                    subtask.model_dump_json(),
-                    str(attempt),
-                    repr(self.region),
-                    _state_key(parent, len(node.tools) == 1),
-                )
-            )
-            hit = cache.get(key)
-            if hit is None:
-                hit = cache[key] = super().__call__(node, parent, attempt)
-            return hit
-
+    ReplayExecutor.reader = reader
     return ReplayExecutor
+
+
+class FrozenEstimates:
+    """Estimates that do not learn: the stream is evaluated under the same estimates for every task."""
+
+    def __init__(self, estimates: Any) -> None:
+        self.estimates = estimates
+
+    def get(self, tool: str, kind: str) -> tuple[float, float]:
+        return self.estimates.get(tool, kind)
+
+    def observe(self, tool: str, kind: str, seconds: float, quality: float) -> None:
+        return None
 
 
 class MemoReader:
@@ -177,104 +181,29 @@ def _truth(
     return out
 
 
-def run_plan_search(
-    services: Services,
-    task: SyntheticTask,
-    alpha: float,
-    lazy: bool,
-    estimates: Estimates,
-    ex_cls: type[_TimedExecutor],
-    vcache: dict,
+def run_mode_task(
+    services: Services, task: SyntheticTask, alpha: float, mode: str, env: TurnEnv, vcache: dict
 ) -> TaskRun:
-    """Whole-plan A* (CoSTA*): eager or lazy, estimates frozen for the stream (no learning between tasks)."""
-    plan = _plan(services, task)
-    region = UserRegion(boxes=(task.box,)) if task.box is not None else UserRegion()
-    tg = build_graph(services, plan, region)
-    executor = ex_cls(services, plan, region, CheckContext(reader=vcache["reader"]))
-
-    def label(n: object) -> tuple[str, str]:
-        return (n.subtask_id, n.tool) if isinstance(n, StepNode) else ("", str(n))
-
-    t0, inside0 = time.perf_counter(), ex_cls.inside[0]
-    gen = iter_search(
-        tg.graph,
-        START,
-        GOAL,
-        estimate=lambda n: estimates.get(n.tool, n.kind),
-        execute=executor,
-        alpha=alpha,
-        threshold=services.settings.threshold,
-        max_attempts=lambda n: services.tables.tools[n.tool].max_attempts,
-        initial_state=TurnState(EditState(task.image)),
-        lazy=lazy,
-        label=label,
-        key=step_key,
-    )
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            result = stop.value
-            break
-    overhead = time.perf_counter() - t0 - (ex_cls.inside[0] - inside0)
-    first_fail = {o.node.subtask_id for o in result.observations if not o.passed}
-    by_kind: dict[str, Counter[str]] = {}
-    for s in plan.subtasks:
-        row = _kind_row(by_kind, s.kind)
-        row["subtasks"] += 1
-        row["first_fail"] += s.id in first_fail
-    for o in result.observations:
-        row = _kind_row(by_kind, o.node.kind)
-        row["seconds"] += o.seconds
-        if not o.passed:
-            row["failed_seconds"] += o.seconds
-    done: dict[str, tuple[str, Any]] = {}
-    quality = []
-    if result.found:
-        images = dict(result.state.images)
-        results = dict(result.state.results)
-        steps = list(zip(result.path, result.step_quality, strict=True))
-        for s in plan.subtasks:
-            mine = [q for n, q in steps if n.subtask_id == s.id]
-            if mine:
-                done[s.id] = (results.get(s.id, ""), images.get(s.id))
-            quality.append(float(np.prod(mine)) if mine else 0.0)
-    else:
-        quality = [0.0] * len(plan.subtasks)
-    passed = _truth(services, task, plan, done, vcache)
-    return TaskRun(
-        result.spent_seconds,
-        result.executions,
-        len(plan.subtasks),
-        quality,
-        passed,
-        first_fail=len(first_fail),
-        overhead=overhead,
-        by_kind=by_kind,
-    )
-
-
-def run_fast_slow_task(
-    services: Services, task: SyntheticTask, alpha: float, runtime: Any, vcache: dict, name: str
-) -> TaskRun:
-    from costa.subroutines.executor import run_fast_slow
-
+    """One task through `run_turn` in `mode` (eager, lazy or fast-slow), reflection off: the search modes compared,
+    each with its memo of tool runs and the same ending. Per subtask kind: tool-seconds, seconds of runs that failed
+    their check, subtasks whose first choice failed, and (fast–slow) served fast, rule failed, no rule applied."""
     plan = _plan(services, task)
     region = UserRegion(boxes=(task.box,)) if task.box is not None else None
     done: dict[str, tuple[str, Any]] = {}
     quality: dict[str, float] = {}
-    fast = 0
     fallbacks: Counter[str] = Counter()
     failed_first: set[str] = set()
     turn: TurnDone | None = None
     hit: dict[str, str] = {}
     kinds = {s.id: s.kind for s in plan.subtasks}
     by_kind: dict[str, Counter[str]] = {}
+    fast = 0
     for s in plan.subtasks:
         _kind_row(by_kind, s.kind)["subtasks"] += 1
     rule_paid: Counter[str] = Counter()  # seconds the rule tried first paid, per subtask
-    t0, inside0 = time.perf_counter(), runtime.executor_class.inside[0]
-    for ev in run_fast_slow(services, task.image, plan, alpha, None, region, runtime, task=name):
+    cls = cast(type[_ReplayBase], env.runtime.executor_class if env.runtime is not None else env.executor_class)
+    t0, inside0 = time.perf_counter(), cls.inside[0]
+    for ev in run_turn(services, task.image, plan, TurnConfig(alpha, mode=mode, reflect=False), region, env=env):
         if isinstance(ev, SubtaskDone):
             done[ev.subtask_id] = (ev.result, ev.image)
             quality[ev.subtask_id] = ev.quality
@@ -294,6 +223,7 @@ def run_fast_slow_task(
         elif isinstance(ev, ToolFinished):
             row = _kind_row(by_kind, kinds[ev.subtask_id])
             row["seconds"] += ev.seconds  # type: ignore[assignment]
+            row["memo_hits"] += ev.cached
             if ev.subtask_id in hit:
                 rule_paid[ev.subtask_id] += ev.seconds  # type: ignore[assignment]
             if not ev.passed:
@@ -304,20 +234,12 @@ def run_fast_slow_task(
         elif isinstance(ev, TurnDone):
             turn = ev
     assert turn is not None
-    overhead = time.perf_counter() - t0 - (runtime.executor_class.inside[0] - inside0)
+    overhead = time.perf_counter() - t0 - (cls.inside[0] - inside0)
     passed = _truth(services, task, plan, done, vcache)
     q = [quality.get(s.id, 0.0) for s in plan.subtasks]
+    runs = turn.executions
     return TaskRun(
-        turn.tool_seconds,
-        turn.executions,
-        len(plan.subtasks),
-        q,
-        passed,
-        fast,
-        fallbacks,
-        len(failed_first),
-        overhead,
-        by_kind,
+        turn.tool_seconds, runs, len(plan.subtasks), q, passed, fast, fallbacks, len(failed_first), overhead, by_kind
     )
 
 
@@ -373,32 +295,30 @@ class ModeResult:
 def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None, evaluate: int | None = None) -> str:
     """Run the benchmark (see the module docstring) and return its report; the last line is the summary."""
     from costa.store import Store
-    from costa.subroutines.executor import FastSlowRuntime
-    from costa.subroutines.mining import induce_and_verify
-    from costa.subroutines.observations import StoredEstimates, persist_estimates
+    from costa.subroutines.runtime import FastSlowRuntime
+    from costa.subroutines.verification import induce_and_verify
 
     t0 = time.perf_counter()
     n_train = train if train is not None else (30 if small else 200)
     n_eval = evaluate if evaluate is not None else (12 if small else 100)
     checkpoints = CHECKPOINTS if n_train >= 200 else tuple(range(10 if small else 20, n_train + 1, 10 if small else 20))
     services = Services()
-    table_estimates = Estimates(services.tables)
-    cache: dict[str, Outcome] = {}
     vcache: dict = {"reader": MemoReader(services.reader)}
-    ex_cls = replay_executor(cache)
+    ex_cls = replay_executor(vcache["reader"])
     train_tasks = make_fasta_tasks(n_train, seed, "train")
     eval_tasks = make_fasta_tasks(n_eval, seed, "eval")
     lines: list[str] = []
     modes: dict[tuple[str, float], ModeResult] = {}
+    services.estimates = FrozenEstimates(Estimates(services.tables))  # type: ignore[assignment]
+    whole = TurnEnv(executor_class=ex_cls)
     for alpha in ALPHAS:
-        for name, lazy in (("eager A*", False), ("lazy A*", True)):
-            runs = [run_plan_search(services, t, alpha, lazy, table_estimates, ex_cls, vcache) for t in eval_tasks]
+        for name, mode in (("eager A*", "eager"), ("lazy A*", "lazy")):
+            runs = [run_mode_task(services, t, alpha, mode, whole, vcache) for t in eval_tasks]
             modes[(name, alpha)] = ModeResult(name, runs)
     baseline_wall = time.perf_counter() - t0
 
     home = Path(tempfile.mkdtemp(prefix="costa-fasta-"))
     store = Store(home)
-    persist_estimates(services, store)
     runtime = FastSlowRuntime.from_services(services, store, induce=False)
     runtime.executor_class = ex_cls
     runtime.check_reader = vcache["reader"]
@@ -407,11 +327,14 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     inductions: list[Any] = []
     t_train = time.perf_counter()
 
+    def fast_slow(task: SyntheticTask, alpha: float, name: str) -> TaskRun:
+        return run_mode_task(services, task, alpha, "fast-slow", TurnEnv(runtime=runtime, task=name), vcache)
+
     def evaluate_frozen(alpha: float) -> ModeResult:
         """Fast–slow on the evaluation stream with the table as it is: nothing recorded, learned or counted."""
         runtime.record = False
         try:
-            runs = [run_fast_slow_task(services, t, alpha, runtime, vcache, f"eval-{t.index}") for t in eval_tasks]
+            runs = [fast_slow(t, alpha, f"eval-{t.index}") for t in eval_tasks]
         finally:
             runtime.record = True
         return ModeResult("fast-slow", runs)
@@ -421,7 +344,7 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     train_runs: list[TaskRun] = []
     for i, task in enumerate(train_tasks, start=1):
         before = runtime.log.table_version() if runtime.log else 0
-        train_runs.append(run_fast_slow_task(services, task, 1.0, runtime, vcache, f"train-{task.index}"))
+        train_runs.append(fast_slow(task, 1.0, f"train-{task.index}"))
         if runtime.log is not None and runtime.log.table_version() != before:
             inductions.append((i, runtime.log.table_version()))
         if i in checkpoints:
@@ -430,11 +353,9 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     train_wall = time.perf_counter() - t_train
     for alpha in ALPHAS:
         modes[("fast-slow", alpha)] = evaluate_frozen(alpha)
-    persisted = services.estimates
-    assert isinstance(persisted, StoredEstimates)
+    services.estimates = FrozenEstimates(runtime.estimates)  # type: ignore[assignment]
     modes[("lazy A* + persisted estimates", 1.0)] = ModeResult(
-        "lazy A* + persisted estimates",
-        [run_plan_search(services, t, 1.0, True, persisted, ex_cls, vcache) for t in eval_tasks],
+        "lazy A* + persisted estimates", [run_mode_task(services, t, 1.0, "lazy", whole, vcache) for t in eval_tasks]
     )
 
     # ------------------------------------------------------------------------------------------------ report
@@ -494,7 +415,7 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     )
     lines.append(
         f"wall: baselines {baseline_wall:.0f} s, training {train_wall:.0f} s, total {time.perf_counter() - t0:.0f} s; "
-        f"distinct tool runs measured {len(cache)}"
+        f"distinct tool runs measured {len(ex_cls.runs)}"
     )
     lines.append(
         f"fast-slow: saving vs eager {s1:.1f}%, vs lazy {s2:.1f}%, quality loss {loss:.1f}%, fast coverage "

@@ -125,11 +125,12 @@ def _iou(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def run_session(services: Any, session: Session, memory_on: bool) -> SessionResult:
-    from costa.agent import UserRegion, run_turn
+    from costa.agent import TurnEnv, run_turn
     from costa.errors import CostaError
     from costa.events import Reflection, SubtaskDone, TurnDone
     from costa.planner import plan_with_rules
     from costa.reflect.memory import SessionMemory, record_turn
+    from costa.turn.records import UserRegion
     from costa.vlm import GLOBAL_KINDS
 
     res = SessionResult()
@@ -157,7 +158,7 @@ def run_session(services: Any, session: Session, memory_on: bool) -> SessionResu
         feedback: list[str] = []
         done: TurnDone | None = None
         try:
-            for ev in run_turn(services, image, plan, region=region, memory=memory if memory_on else None):
+            for ev in run_turn(services, image, plan, region=region, env=TurnEnv(memory=memory if memory_on else None)):
                 if isinstance(ev, SubtaskDone) and ev.image is not None:
                     images.append((ev.subtask_id, ev.image))
                 elif isinstance(ev, Reflection) and ev.decision != "accept":
@@ -321,10 +322,11 @@ def _first_final_tool(services: Any, image: np.ndarray, plan: Any) -> str | None
     from costa.agent import run_turn
     from costa.errors import CostaError
     from costa.events import ToolFinished
+    from costa.turn.records import TurnConfig
 
     goal = services.tables.subtasks[plan.subtasks[0].kind].produces
     try:
-        for ev in run_turn(services, image, plan, reflect=False):
+        for ev in run_turn(services, image, plan, TurnConfig(reflect=False)):
             if isinstance(ev, ToolFinished) and goal in services.tables.tools[ev.tool].outputs:
                 return str(ev.tool)
     except CostaError:
@@ -337,6 +339,7 @@ def run_case(services: Any, case: Any, fake_tool: str, reflect: bool) -> CaseRun
     from costa.agent import run_turn
     from costa.errors import CostaError
     from costa.events import SubtaskDone, TurnDone
+    from costa.turn.records import TurnConfig
     from costa.types import Plan
 
     plan = Plan(subtasks=(case.subtask,))
@@ -347,7 +350,7 @@ def run_case(services: Any, case: Any, fake_tool: str, reflect: bool) -> CaseRun
     turn: TurnDone | None = None
     retries = 0
     try:
-        for ev in run_turn(services, case.before.image, plan, reflect=reflect):
+        for ev in run_turn(services, case.before.image, plan, TurnConfig(reflect=reflect)):
             if ev.kind == "reflection_retry":
                 retries += 1
             elif isinstance(ev, SubtaskDone):

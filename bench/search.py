@@ -42,7 +42,7 @@ from costa.graph import (
     step_key,
     subtask_chains,
 )
-from costa.search import Outcome, SearchResult, check_alpha, iter_search
+from costa.search import Outcome, SearchPolicy, SearchResult, check_alpha, iter_search
 from costa.synthetic.tool_tables import make_synthetic_tables
 from costa.tables import Tables, load_tables
 from costa.types import Plan, Subtask
@@ -289,9 +289,8 @@ def _search(tables: Tables, graph: Any, seed: int, index: int, alpha: float, thr
         return tables.tools[node.tool].max_attempts
 
     t0 = time.perf_counter()
-    gen = iter_search(
-        graph, START, GOAL, estimate, sim, alpha, threshold, max_attempts, lazy=lazy, label=_label, key=step_key
-    )
+    policy = SearchPolicy(alpha, threshold, max_attempts, lazy, _label, step_key)
+    gen = iter_search(graph, START, GOAL, estimate, sim, policy)
     r: SearchResult = drain(gen)  # consume the events as a consumer would, so building them counts as overhead
     wall = time.perf_counter() - t0 - sim.wall_seconds
     return ModeRun(r.found, r.executions, r.spent_seconds, r.quality, r.score, wall)

@@ -40,10 +40,11 @@ class TaskResult:
 
 def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> TaskResult:
     """Plan `task` with the rule planner, run it (with the object's box as the user's box), verify each subtask."""
-    from costa.agent import UserRegion, run_turn
+    from costa.agent import run_turn
     from costa.errors import CostaError
     from costa.events import SubtaskDone, ToolFailed, ToolFinished, TurnDone
     from costa.planner import plan_with_rules
+    from costa.turn.records import TurnConfig, UserRegion
 
     t0 = time.perf_counter()
     try:
@@ -59,7 +60,7 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
     retries = 0
     cpu0 = time.process_time()
     try:
-        for ev in run_turn(services, task.image, plan, alpha=alpha, region=region):
+        for ev in run_turn(services, task.image, plan, TurnConfig(alpha=alpha), region):
             if ev.kind == "reflection_retry":
                 retries += 1
             if isinstance(ev, SubtaskDone):

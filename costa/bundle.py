@@ -164,7 +164,7 @@ def manifest(settings: Settings) -> dict[str, Any]:
 
 def _tool_calls(tables: Tables, plan: dict[str, Any] | None, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each tool attempt with the parameters it ran with (retry schedule + the plan's overrides) and its outcome."""
-    from costa.agent import step_params
+    from costa.turn.records import step_params
     from costa.types import Plan
 
     parsed = Plan.model_validate(plan) if plan else None

@@ -23,6 +23,26 @@ def _float(env: Mapping[str, str], name: str, default: float, lo: float, hi: flo
     return value
 
 
+#: Words that switch a yes/no variable off (COSTA_REFLECT, COSTA_REFLECT_VLM); anything else set means on.
+FALSE_WORDS = ("0", "false", "no", "off")
+#: Most models COSTA_REFLECT_MODELS may name (one per VLM reflection role).
+MAX_REFLECT_MODELS = 3
+
+
+def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return raw.strip().lower() not in FALSE_WORDS
+
+
+def _models(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    names = tuple(m.strip() for m in env.get(name, "").split(",") if m.strip())
+    if len(names) > MAX_REFLECT_MODELS:
+        raise InputError(f"{name} names {len(names)} models; at most {MAX_REFLECT_MODELS}")
+    return names
+
+
 def _optional_float(env: Mapping[str, str], name: str) -> float | None:
     raw = env.get(name)
     if raw is None or raw.strip() == "":
@@ -113,6 +133,11 @@ class Settings:
         (COSTA_TMP_IDLE_SECONDS, default 1800).
     reflect: judge every finished subtask with the reflection experts and retry on their feedback (COSTA_REFLECT,
         default on; COSTA_REFLECT=0 turns it off). Its numbers live in tool_tables/reflection.yaml.
+    reflect_vlm: let VLM experts judge too when an endpoint is configured (COSTA_REFLECT_VLM, default on; 0 keeps
+        reflection offline).
+    reflect_models: up to three models for the VLM reflection roles, dealt to them in turn (COSTA_REFLECT_MODELS,
+        comma-separated; empty = the planner's model).
+    reflection_table: another reflection table instead of tool_tables/reflection.yaml (COSTA_REFLECTION_TABLE).
     image_edit_model: the images model of the endpoint used for masked edits through `/v1/images/edits`
         (COSTA_IMAGE_EDIT_MODEL, e.g. gpt-image-1 or dall-e-2); unset = the image edit API tools are unavailable.
     image_edit_size: the size "WxH" in pixels the images endpoint accepts and returns (COSTA_IMAGE_EDIT_SIZE,
@@ -154,6 +179,9 @@ class Settings:
     mcp: bool = False
     tmp_idle_seconds: float = 1800.0
     reflect: bool = True
+    reflect_vlm: bool = True
+    reflect_models: tuple[str, ...] = ()
+    reflection_table: Path | None = None
     image_edit_model: str | None = None
     image_edit_size: str = "1024x1024"
     image_edit_price: float | None = None
@@ -196,7 +224,10 @@ class Settings:
             auth=_auth(env.get("COSTA_AUTH", "")),
             mcp=env.get("COSTA_MCP", "") in ("1", "true", "yes"),
             tmp_idle_seconds=_float(env, "COSTA_TMP_IDLE_SECONDS", 1800.0, 1.0, 7 * 86400.0),
-            reflect=env.get("COSTA_REFLECT", "1").strip().lower() not in ("0", "false", "no", "off"),
+            reflect=_switch(env, "COSTA_REFLECT", True),
+            reflect_vlm=_switch(env, "COSTA_REFLECT_VLM", True),
+            reflect_models=_models(env, "COSTA_REFLECT_MODELS"),
+            reflection_table=Path(table).expanduser() if (table := env.get("COSTA_REFLECTION_TABLE")) else None,
             image_edit_model=env.get("COSTA_IMAGE_EDIT_MODEL") or None,
             image_edit_size=(env.get("COSTA_IMAGE_EDIT_SIZE") or "1024x1024").strip().lower(),
             image_edit_price=_optional_float(env, "COSTA_IMAGE_EDIT_PRICE"),

@@ -97,7 +97,8 @@ class ToolStarted(Event):
 @dataclass(frozen=True)
 class ToolFinished(Event):
     """One tool attempt ended: measured seconds and checked quality; `stopped` when the user's Stop ended it (then
-    it neither passed nor failed, and nothing about the tool is learned from it)."""
+    it neither passed nor failed, and nothing about the tool is learned from it); `cached` when the turn's memo
+    replayed an identical earlier run (same tool, parameters and input: not run again, 0 s)."""
 
     subtask_id: str
     tool: str
@@ -107,6 +108,7 @@ class ToolFinished(Event):
     passed: bool
     reasons: tuple[str, ...] = ()
     stopped: bool = False
+    cached: bool = False
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from costa.agent import UserRegion
 from costa.errors import InputError
 from costa.images import parse_box
+from costa.turn.records import UserRegion
 from costa.types import Box, Mask, Point
 
 #: Largest colour step (per channel, 0–255) between neighbouring pixels that a flood fill from a click still follows:

@@ -23,7 +23,7 @@ Example:
     >>> g = nx.DiGraph([("START", "a"), ("START", "b"), ("a", "GOAL"), ("b", "GOAL")])
     >>> est = {"a": (1.0, 1.0), "b": (0.5, 0.5)}
     >>> run = lambda node, state, attempt: Outcome(*est[node], state=state)
-    >>> r = search_toolpath(g, "START", "GOAL", lambda n: est[n], run, alpha=0.0, threshold=0.0)
+    >>> r = search_toolpath(g, "START", "GOAL", lambda n: est[n], run, SearchPolicy(alpha=0.0, threshold=0.0))
     >>> r.path, r.executions
     (('a',), 1)
 """
@@ -52,6 +52,7 @@ from costa.events import (
     ToolStarted,
     drain,
 )
+from costa.fronts import FRONT_CAP, completions
 
 DEFAULT_THRESHOLD = 0.8
 
@@ -97,7 +98,8 @@ class Outcome(Generic[S]):
     `error` set means the tool raised (a recorded failure, not a crash); quality and state are then ignored. `state`
     is None only on such failures, or where the caller's states admit None (a passing step's state is handed on as is).
     `stopped` (with `error` saying how) means the user stopped the run: the search ends at once, the attempt is
-    reported as stopped, not failed, and it is no observation (a stopped call says nothing about the tool).
+    reported as stopped, not failed, and it is no observation (a stopped call says nothing about the tool). `cached`
+    means the caller replayed an earlier identical run: it is not counted as an execution.
     """
 
     seconds: float
@@ -106,16 +108,19 @@ class Outcome(Generic[S]):
     reasons: tuple[str, ...] = ()
     error: str | None = None
     stopped: bool = False
+    cached: bool = False  # replayed from the turn's memo of tool runs: not run again, nothing new learned
 
 
 @dataclass(frozen=True)
 class Observation(Generic[N]):
-    """One measured attempt, for updating estimates in later searches."""
+    """One measured attempt, for updating estimates in later searches (`cached`: a replay, nothing to learn)."""
 
     node: N
     seconds: float
     quality: float
     passed: bool
+    attempt: int = 0
+    cached: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,53 @@ class SearchResult(Generic[N, S]):
     reason: str = ""
     step_quality: tuple[float, ...] = ()
     step_seconds: tuple[float, ...] = ()
+    stopped: bool = False  # the user's Stop ended the search (then nothing was found)
+
+
+def _one_attempt(node: Any) -> int:
+    return 1
+
+
+def _plain_label(node: Hashable) -> tuple[str, str]:
+    return ("", str(node))
+
+
+def _itself(node: Any) -> Hashable:
+    return cast(Hashable, node)
+
+
+def _no_params(node: Any, attempt: int) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class SearchPolicy:
+    """How one search runs: α, the threshold, retries, expansion, and how steps are named and identified.
+
+    alpha: cost/quality trade-off in [0, 2]. threshold: a step passes when its quality ≥ threshold (0.8 in the
+    papers). max_attempts: node → how many attempts its retry schedule allows (≥ 1). lazy: False runs every successor
+    as soon as its parent is expanded (the published code's eager expansion, the benchmark baseline). label: node →
+    (subtask id, tool id) for events; also called on the start and goal. key: node → identity shared by nodes that are
+    "the same step" (e.g. the same tool chain on the same subtask after a different earlier path): a measurement of
+    one becomes the estimate of the others, and a step that failed is dropped for all of them. params_of: (node,
+    attempt) → the parameters that attempt runs with, reported in `ToolStarted` (the caller's `execute` applies them).
+    dry_run: the α preview — `execute` is not called and every step "measures" its estimate, under the same threshold
+    and queue rules (a step estimated below the threshold is tried in its turn and fails, as it would).
+    """
+
+    alpha: float
+    threshold: float = DEFAULT_THRESHOLD
+    max_attempts: Callable[[Any], int] = _one_attempt
+    lazy: bool = True
+    label: Callable[[Hashable], tuple[str, str]] = _plain_label
+    key: Callable[[Any], Hashable] = _itself
+    params_of: Callable[[Any, int], dict[str, Any]] = _no_params
+    dry_run: bool = False
+
+    def __post_init__(self) -> None:
+        check_alpha(self.alpha)
+        if not 0.0 <= self.threshold <= 1.0:
+            raise SearchError(f"threshold must be in [0, 1], got {self.threshold}")
 
 
 @dataclass(eq=False)
@@ -154,57 +206,231 @@ class _Node(Generic[N, S]):
     stamp: int = 0  # bumped when the entry is re-queued at a new rank; older heap tuples for it are stale
 
 
-Front = tuple[tuple[float, float], ...]  # Pareto-optimal (seconds, quality) completions, seconds ascending
-
-#: Completions kept per node before falling back to the (fewest seconds, best quality) ideal point.
-FRONT_CAP = 24
 #: Largest graph (edges) whose completions are recomputed after each measurement; larger graphs keep the first ones.
 REFRESH_EDGES = 4_000
 
 
-def _pareto(points: list[tuple[float, float]]) -> Front:
-    """Keep the points no other point beats on both seconds (lower) and quality (higher)."""
-    points.sort(key=lambda p: (p[0], -p[1]))
-    front: list[tuple[float, float]] = []
-    for c, q in points:
-        if not front or q > front[-1][1]:
-            front.append((c, q))
-    return tuple(front)
+class _AStar(Generic[N, S]):
+    """One run of the search over one graph (see `iter_search`): the queue, the measurements, the completions."""
 
+    def __init__(
+        self,
+        graph: nx.DiGraph,
+        ends: tuple[Hashable, Hashable],
+        estimate: Callable[[N], tuple[float, float]],
+        execute: Callable[[N, S, int], Outcome[S]],
+        policy: SearchPolicy,
+        initial_state: S | None,
+    ) -> None:
+        start, goal = ends
+        if start not in graph or goal not in graph:
+            raise SearchError(f"start {start!r} and goal {goal!r} must be graph nodes")
+        try:
+            self.order = list(nx.topological_sort(graph))
+        except nx.NetworkXUnfeasible as e:
+            raise SearchError("the tool graph must be acyclic") from e
+        self.graph, self.start, self.goal = graph, start, goal
+        self.estimate, self.execute, self.p, self.initial_state = estimate, execute, policy, initial_state
+        self.labels: dict[Hashable, tuple[str, str]] = {}
+        self.by_key: dict[Hashable, list[N]] = {}
+        for m in self.order:
+            if m != start and m != goal:
+                self.by_key.setdefault(policy.key(m), []).append(m)
+        self.measured: dict[Hashable, tuple[float, float]] = {}
+        self.failed: set[Hashable] = set()  # keys
+        self.dropped: set[N] = set()  # nodes whose key failed
+        # Small graphs (all real plans) get exact Pareto completions, refreshed after every measurement; large ones
+        # the cheaper ideal-point bound computed once, so overhead stays low on 500-tool tables.
+        self.refresh = graph.number_of_edges() <= REFRESH_EDGES
+        self.cap = FRONT_CAP if self.refresh else 1
+        self.fronts = completions(self.order, graph, goal, self.est, self.dropped, self.cap)
+        self.version = 0
+        self.counter = itertools.count()
+        self.heap: list[tuple[float, int, int, int, _Node[N, S]]] = []  # (f, -depth, insertion, stamp, entry)
+        self.waiting: dict[Hashable, list[_Node[N, S]]] = {}  # key → queued unexecuted entries
+        self.changed: set[Hashable] = set()  # keys measured since the queue was last re-ranked
+        self.observations: list[Observation[N]] = []
+        self.executions = 0
+        self.spent = 0.0
+        self.halted: list[str] = []  # why the user stopped the run, once an execute reported it
 
-def _completions(
-    order: list[Any],
-    graph: nx.DiGraph,
-    goal: Hashable,
-    estimate: Callable[[Any], tuple[float, float]],
-    dropped: set[Any],
-    cap: int = FRONT_CAP,
-) -> dict[Hashable, Front]:
-    """For every node: the Pareto front of estimated (seconds, quality) of the steps after it up to `goal`.
+    def label_of(self, m: Hashable) -> tuple[str, str]:
+        found = self.labels.get(m)
+        if found is None:
+            found = self.labels[m] = self.p.label(m)
+        return found
 
-    The best completion for a given prefix depends on α and the prefix, so the whole front is kept; when a front grows
-    past `FRONT_CAP` it is replaced by its ideal point (fewest seconds, best quality), which still never overestimates.
-    """
-    fronts: dict[Hashable, Front] = {goal: ((0.0, 1.0),)}
-    for n in reversed(order):
-        if n == goal or n in dropped:
-            continue
-        points: list[tuple[float, float]] = []
-        for s in graph.successors(n):
-            front = fronts.get(s)
-            if front is None:
+    def est(self, n: N) -> tuple[float, float]:
+        return self.measured.get(self.p.key(n)) or self.estimate(n)
+
+    def priority(self, n: _Node[N, S]) -> float:
+        front = self.fronts.get(n.node)
+        if front is None:
+            return math.inf
+        c0, q0, alpha = n.cost, n.quality, self.p.alpha
+        if not n.executed:
+            ec, eq = self.est(n.node)
+            c0, q0 = c0 + ec, q0 * eq
+        if len(front) == 1:
+            c, q = front[0]
+            return _score(c0 + c, q0 * q, alpha)
+        return min(_score(c0 + c, q0 * q, alpha) for c, q in front)
+
+    def push(self, n: _Node[N, S]) -> Event | None:
+        if n.node not in self.fronts:  # nothing left after it reaches the goal (its continuations failed)
+            return None
+        f = self.priority(n)
+        heapq.heappush(self.heap, (f, -len(n.path), next(self.counter), n.stamp, n))
+        if not n.executed:
+            self.waiting.setdefault(self.p.key(n.node), []).append(n)
+        sid, tool = self.label_of(n.node)
+        return NodeQueued(sid, tool, n.tools, f, n.executed)
+
+    def run(self, n: _Node[N, S]) -> Iterator[Event]:
+        """Execute n's step with its retry schedule; on success mark n executed, else drop its key."""
+        sid, tool = self.label_of(n.node)
+        key = self.p.key(n.node)
+        total = 0.0
+        attempts = max(1, self.p.max_attempts(n.node))
+        for attempt in range(attempts):
+            yield ToolStarted(sid, tool, attempt, self.p.params_of(n.node, attempt))
+            # A parent is executed, so its state is its step's; the initial state is None only when omitted, where
+            # the caller's S admits None.
+            parent_state = cast(S, n.parent.state if n.parent else self.initial_state)
+            if self.p.dry_run:
+                out: Outcome[S] = Outcome(*self.est(n.node), state=parent_state)
+            else:
+                out = self.execute(n.node, parent_state, attempt)
+            self.executions += 0 if out.cached else 1
+            self.spent += out.seconds
+            total += out.seconds
+            if out.stopped:
+                self.halted.append(out.error or "stopped")
+                yield ToolFinished(sid, tool, attempt, out.seconds, 0.0, False, (out.error or "stopped",), True)
+                return
+            quality = 0.0 if out.error else out.quality
+            ok = out.error is None and quality >= self.p.threshold
+            self.observations.append(Observation(n.node, out.seconds, quality, ok, attempt, out.cached))
+            reasons = out.reasons if out.error is None else (out.error, *out.reasons)
+            yield ToolFinished(sid, tool, attempt, out.seconds, quality, ok, reasons, cached=out.cached)
+            if ok:
+                base_c = n.parent.cost if n.parent else 0.0
+                base_q = n.parent.quality if n.parent else 1.0
+                n.cost, n.quality = base_c + total, base_q * quality
+                n.step_seconds, n.step_quality = total, quality
+                n.state, n.executed = out.state, True
+                self.measured[key] = (total, quality)
+                self.changed.add(key)
+                break
+            why = out.error or f"quality {quality:.2f} below threshold {self.p.threshold:.2f}"
+            if attempt + 1 < attempts:
+                yield Retry(sid, tool, attempt + 1, why)
+            else:
+                self.failed.add(key)
+                self.dropped.update(self.by_key.get(key, ()))
+                yield ToolFailed(sid, tool, f"{why} after {attempts} attempt(s)")
+        if self.refresh:
+            self.fronts = completions(self.order, self.graph, self.goal, self.est, self.dropped, self.cap)
+        self.version += 1
+
+    def rerank(self) -> None:
+        """Estimates changed: re-rank the entries they touch, whichever way they moved."""
+        if self.refresh:  # completions were recomputed, so any entry may have moved: rank them all again
+            live = (e for e in self.heap if e[3] == e[-1].stamp and e[-1].node in self.fronts)
+            self.heap = [(self.priority(e[-1]), e[1], e[2], e[3], e[-1]) for e in live]
+            heapq.heapify(self.heap)
+        else:  # completions are fixed; only entries whose own step was measured (by key) changed
+            for k in self.changed:
+                for m in self.waiting.pop(k, ()):
+                    if not m.executed and m.node in self.fronts:
+                        m.stamp += 1
+                        heapq.heappush(self.heap, (self.priority(m), -len(m.path), next(self.counter), m.stamp, m))
+        self.changed.clear()
+
+    def found(self, n: _Node[N, S]) -> SearchResult[N, S]:
+        chain: list[_Node[N, S]] = []
+        cur: _Node[N, S] | None = n.parent
+        while cur is not None and cur.node != self.start:
+            chain.append(cur)
+            cur = cur.parent
+        chain.reverse()
+        return SearchResult(
+            path=tuple(c.node for c in chain),
+            seconds=n.cost,
+            quality=n.quality,
+            score=score(n.cost, n.quality, self.p.alpha),
+            state=n.state,
+            executions=self.executions,
+            spent_seconds=self.spent,
+            observations=tuple(self.observations),
+            step_quality=tuple(c.step_quality for c in chain),
+            step_seconds=tuple(c.step_seconds for c in chain),
+        )
+
+    def expand(self, n: _Node[N, S]) -> Iterator[Event]:
+        """Queue n's successors (eager expansion runs each at once)."""
+        goal_node = cast(N, self.goal)
+        for succ in self.graph.successors(n.node):
+            if succ in self.dropped:
                 continue
-            if s == goal:
-                points.extend(front)
+            path = (*n.path, succ)
+            if succ == self.goal:
+                ev = self.push(_Node(goal_node, n, n.cost, n.quality, n.state, True, path=path, tools=n.tools))
+                if ev is not None:
+                    yield ev
                 continue
-            ec, eq = estimate(s)
-            points.extend((c + ec, q * eq) for c, q in front)
-        if points:
-            front = _pareto(points)
-            if len(front) > cap:
-                front = ((front[0][0], front[-1][1]),)
-            fronts[n] = front
-    return fronts
+            tools = (*n.tools, self.label_of(succ)[1])
+            child: _Node[N, S] = _Node(succ, n, n.cost, n.quality, None, False, path=path, tools=tools)
+            if not self.p.lazy:
+                yield from self.run(child)
+                if self.halted:
+                    return
+                if not child.executed:
+                    continue
+            if (ev := self.push(child)) is not None:
+                yield ev
+
+    def search(self) -> Generator[Event, None, SearchResult[N, S]]:
+        root: _Node[N, S] = _Node(cast(N, self.start), None, 0.0, 1.0, self.initial_state, executed=True)
+        if (first := self.push(root)) is not None:
+            yield first
+        ranked_at = self.version
+        while self.heap and not self.halted:
+            if ranked_at != self.version:
+                self.rerank()
+                ranked_at = self.version
+                if not self.heap:
+                    break
+            f, _, _, stamp, n = heapq.heappop(self.heap)
+            if stamp != n.stamp or n.node not in self.fronts:
+                continue
+            if n.node != self.start and n.node != self.goal and self.p.key(n.node) in self.failed:
+                continue
+            sid, tool = self.label_of(n.node)
+            if n.node != self.start:
+                yield NodePopped(sid, tool, n.tools, f, n.executed)
+            if not n.executed:
+                yield from self.run(n)
+                if not self.halted and n.executed and (ev := self.push(n)) is not None:
+                    yield ev
+                continue
+            if n.node == self.goal:
+                result = self.found(n)
+                labels = tuple(self.label_of(p) for p in result.path)
+                yield PathChosen(labels, n.cost, n.quality, result.score, self.executions, self.spent)
+                return result
+            yield from self.expand(n)
+        if self.halted:
+            reason = f"stopped by the user ({self.halted[0]})"
+        elif self.executions:
+            reason = "every tool path failed its checks"
+        else:
+            reason = "no tool path reaches the goal"
+        yield SearchFailed(reason, self.executions, self.spent, bool(self.halted))
+        obs, halted = tuple(self.observations), bool(self.halted)
+        return SearchResult(
+            (), math.inf, 0.0, math.inf, None, self.executions, self.spent, obs, False, reason, stopped=halted
+        )
 
 
 def iter_search(
@@ -213,16 +439,8 @@ def iter_search(
     goal: Hashable,
     estimate: Callable[[N], tuple[float, float]],
     execute: Callable[[N, S, int], Outcome[S]],
-    alpha: float,
-    threshold: float = DEFAULT_THRESHOLD,
-    max_attempts: Callable[[N], int] = lambda n: 1,
+    policy: SearchPolicy,
     initial_state: S | None = None,
-    lazy: bool = True,
-    label: Callable[[Hashable], tuple[str, str]] = lambda n: ("", str(n)),
-    key: Callable[[N], Hashable] = lambda n: n,
-    params_of: Callable[[N, int], dict[str, Any]] = lambda n, attempt: {},
-    *,
-    dry_run: bool = False,
 ) -> Generator[Event, None, SearchResult[N, S]]:
     """Run the search, yielding events as it goes; the generator's return value is the `SearchResult`.
 
@@ -230,20 +448,9 @@ def iter_search(
         graph: a DAG from `start` to `goal`; every other node is a tool step (an `N`).
         estimate: node → (seconds, quality) expected before running it.
         execute: (node, parent state, attempt) → `Outcome`; attempt 0 is the first try, 1.. are retries.
-        alpha: cost/quality trade-off in [0, 2].
-        threshold: a step passes when its quality ≥ threshold (0.8 in the papers).
-        max_attempts: node → how many attempts its retry schedule allows (≥ 1).
+        policy: α, threshold, retries, expansion, labels and step identity (`SearchPolicy`).
         initial_state: the state the first steps start from. When omitted the first steps get None, so the caller's
             `S` must then admit None.
-        label: node → (subtask id, tool id) for events; also called on `start` and `goal`.
-        key: node → identity shared by nodes that are "the same step" (e.g. the same tool chain on the same subtask
-            after a different earlier path): a measurement of one becomes the estimate of the others, and a step that
-            failed is dropped for all of them.
-        params_of: (node, attempt) → the parameters that attempt runs with, reported in `ToolStarted` (the search
-            never reads them; the caller's `execute` applies them).
-        dry_run: the α preview: `execute` is not called and every step "measures" its estimate, under the same
-            threshold and queue rules, so the result is the path the search settles on when every tool performs as
-            its table row says (a step estimated below the threshold is tried in its turn and fails, as it would).
 
     Queue order: f (lower first), then deeper entries first, then insertion order. A step expected to fail its check
     is not ranked last by rule: its low estimated quality already raises its f, and ranking whole paths by "every step
@@ -252,205 +459,7 @@ def iter_search(
     execution changes the estimates (a measurement, a dropped step), every queued entry is re-ranked, so an entry
     whose estimate improved moves forward as surely as one whose estimate got worse moves back.
     """
-    check_alpha(alpha)
-    if not 0.0 <= threshold <= 1.0:
-        raise SearchError(f"threshold must be in [0, 1], got {threshold}")
-    if start not in graph or goal not in graph:
-        raise SearchError(f"start {start!r} and goal {goal!r} must be graph nodes")
-    try:
-        order = list(nx.topological_sort(graph))
-    except nx.NetworkXUnfeasible as e:
-        raise SearchError("the tool graph must be acyclic") from e
-    labels: dict[Hashable, tuple[str, str]] = {}
-    # The sentinels travel through the queue as nodes too; they are never estimated, executed or keyed.
-    start_node, goal_node = cast(N, start), cast(N, goal)
-
-    def label_of(m: Hashable) -> tuple[str, str]:
-        found = labels.get(m)
-        if found is None:
-            found = labels[m] = label(m)
-        return found
-
-    by_key: dict[Hashable, list[N]] = {}
-    for m in order:
-        if m != start and m != goal:
-            by_key.setdefault(key(m), []).append(m)
-    measured: dict[Hashable, tuple[float, float]] = {}
-    failed: set[Hashable] = set()  # keys
-    dropped: set[N] = set()  # nodes whose key failed
-
-    def est(n: N) -> tuple[float, float]:
-        return measured.get(key(n)) or estimate(n)
-
-    # Small graphs (all real plans) get exact Pareto completions, refreshed after every measurement; large ones the
-    # cheaper ideal-point bound computed once, so overhead stays low on 500-tool tables.
-    refresh = graph.number_of_edges() <= REFRESH_EDGES
-    cap = FRONT_CAP if refresh else 1
-    fronts = _completions(order, graph, goal, est, dropped, cap)
-
-    version = 0
-    counter = itertools.count()
-    heap: list[tuple[float, int, int, int, _Node[N, S]]] = []  # (f, -depth, insertion, stamp, entry)
-    waiting: dict[Hashable, list[_Node[N, S]]] = {}  # key → queued unexecuted entries (re-ranked when key measured)
-    changed: set[Hashable] = set()  # keys measured since the queue was last re-ranked
-    observations: list[Observation[N]] = []
-    executions = 0
-    spent = 0.0
-    halted: list[str] = []  # why the user stopped the run, once an execute reported it
-
-    def priority(n: _Node[N, S]) -> float:
-        front = fronts.get(n.node)
-        if front is None:
-            return math.inf
-        c0, q0 = n.cost, n.quality
-        if not n.executed:
-            ec, eq = est(n.node)
-            c0, q0 = c0 + ec, q0 * eq
-        if len(front) == 1:
-            c, q = front[0]
-            return _score(c0 + c, q0 * q, alpha)
-        return min(_score(c0 + c, q0 * q, alpha) for c, q in front)
-
-    def push(n: _Node[N, S]) -> Event | None:
-        if n.node not in fronts:  # nothing left after it reaches the goal (its continuations failed)
-            return None
-        f = priority(n)
-        heapq.heappush(heap, (f, -len(n.path), next(counter), n.stamp, n))
-        if not n.executed:
-            waiting.setdefault(key(n.node), []).append(n)
-        sid, tool = label_of(n.node)
-        return NodeQueued(sid, tool, n.tools, f, n.executed)
-
-    def run(n: _Node[N, S]) -> Iterator[Event]:
-        """Execute n's step with its retry schedule; on success mark n executed, else drop its key."""
-        nonlocal executions, spent, fronts, version
-        sid, tool = label_of(n.node)
-        total = 0.0
-        attempts = max(1, max_attempts(n.node))
-        for attempt in range(attempts):
-            yield ToolStarted(sid, tool, attempt, params_of(n.node, attempt))
-            # A parent is executed, so its state is its step's; the initial state is None only when omitted, where the
-            # caller's S admits None (see Args).
-            parent_state = cast(S, n.parent.state if n.parent else initial_state)
-            out = Outcome(*est(n.node), state=parent_state) if dry_run else execute(n.node, parent_state, attempt)
-            executions += 1
-            spent += out.seconds
-            total += out.seconds
-            if out.stopped:
-                halted.append(out.error or "stopped")
-                yield ToolFinished(sid, tool, attempt, out.seconds, 0.0, False, (out.error or "stopped",), True)
-                return
-            quality = 0.0 if out.error else out.quality
-            ok = out.error is None and quality >= threshold
-            observations.append(Observation(n.node, out.seconds, quality, ok))
-            reasons = out.reasons if out.error is None else (out.error, *out.reasons)
-            yield ToolFinished(sid, tool, attempt, out.seconds, quality, ok, reasons)
-            if ok:
-                base_c = n.parent.cost if n.parent else 0.0
-                base_q = n.parent.quality if n.parent else 1.0
-                n.cost, n.quality = base_c + total, base_q * quality
-                n.step_seconds, n.step_quality = total, quality
-                n.state, n.executed = out.state, True
-                measured[key(n.node)] = (total, quality)
-                changed.add(key(n.node))
-                break
-            why = out.error or f"quality {quality:.2f} below threshold {threshold:.2f}"
-            if attempt + 1 < attempts:
-                yield Retry(sid, tool, attempt + 1, why)
-            else:
-                failed.add(key(n.node))
-                dropped.update(by_key.get(key(n.node), ()))
-                yield ToolFailed(sid, tool, f"{why} after {attempts} attempt(s)")
-        if refresh:
-            fronts = _completions(order, graph, goal, est, dropped, cap)
-        version += 1
-
-    root: _Node[N, S] = _Node(start_node, None, 0.0, 1.0, initial_state, executed=True)
-    first = push(root)
-    if first is not None:
-        yield first
-    ranked_at = version
-    while heap:
-        if ranked_at != version:  # estimates changed: re-rank the entries they touch, whichever way they moved
-            if refresh:  # completions were recomputed, so any entry may have moved: rank them all again
-                live = (e for e in heap if e[3] == e[-1].stamp and e[-1].node in fronts)
-                heap = [(priority(e[-1]), e[1], e[2], e[3], e[-1]) for e in live]
-                heapq.heapify(heap)
-            else:  # completions are fixed; only entries whose own step was measured (by key) changed
-                for k in changed:
-                    for m in waiting.pop(k, ()):
-                        if not m.executed and m.node in fronts:
-                            m.stamp += 1
-                            heapq.heappush(heap, (priority(m), -len(m.path), next(counter), m.stamp, m))
-            changed.clear()
-            ranked_at = version
-            if not heap:
-                break
-        f, _, _, stamp, n = heapq.heappop(heap)
-        if stamp != n.stamp or n.node not in fronts:
-            continue
-        if n.node != start and n.node != goal and key(n.node) in failed:
-            continue
-        sid, tool = label_of(n.node)
-        if n.node != start:
-            yield NodePopped(sid, tool, n.tools, f, n.executed)
-        if not n.executed:
-            yield from run(n)
-            if halted:
-                break
-            if n.executed and (ev := push(n)) is not None:
-                yield ev
-            continue
-        if n.node == goal:
-            chain: list[_Node[N, S]] = []
-            cur: _Node[N, S] | None = n.parent
-            while cur is not None and cur.node != start:
-                chain.append(cur)
-                cur = cur.parent
-            chain.reverse()
-            path = tuple(c.node for c in chain)
-            result = SearchResult(
-                path=path,
-                seconds=n.cost,
-                quality=n.quality,
-                score=score(n.cost, n.quality, alpha),
-                state=n.state,
-                executions=executions,
-                spent_seconds=spent,
-                observations=tuple(observations),
-                step_quality=tuple(c.step_quality for c in chain),
-                step_seconds=tuple(c.step_seconds for c in chain),
-            )
-            yield PathChosen(tuple(label_of(p) for p in path), n.cost, n.quality, result.score, executions, spent)
-            return result
-        for succ in graph.successors(n.node):
-            if succ in dropped:
-                continue
-            path = (*n.path, succ)
-            if succ == goal:
-                ev = push(_Node(goal_node, n, n.cost, n.quality, n.state, executed=True, path=path, tools=n.tools))
-                if ev is not None:
-                    yield ev
-                continue
-            child = _Node(succ, n, n.cost, n.quality, None, False, path=path, tools=(*n.tools, label_of(succ)[1]))
-            if not lazy:
-                yield from run(child)
-                if halted:
-                    break
-                if not child.executed:
-                    continue
-            if (ev := push(child)) is not None:
-                yield ev
-        if halted:
-            break
-    if halted:
-        reason = f"stopped by the user ({halted[0]})"
-    elif executions:
-        reason = "every tool path failed its checks"
-    else:
-        reason = "no tool path reaches the goal"
-    yield SearchFailed(reason, executions, spent, bool(halted))
-    return SearchResult((), math.inf, 0.0, math.inf, None, executions, spent, tuple(observations), False, reason)
+    return (yield from _AStar(graph, (start, goal), estimate, execute, policy, initial_state).search())
 
 
 def search_toolpath(
@@ -459,34 +468,12 @@ def search_toolpath(
     goal: Hashable,
     estimate: Callable[[N], tuple[float, float]],
     execute: Callable[[N, S, int], Outcome[S]],
-    alpha: float,
-    threshold: float = DEFAULT_THRESHOLD,
-    max_attempts: Callable[[N], int] = lambda n: 1,
+    policy: SearchPolicy,
     initial_state: S | None = None,
-    lazy: bool = True,
     on_event: Callable[[Event], None] | None = None,
-    label: Callable[[Hashable], tuple[str, str]] = lambda n: ("", str(n)),
-    key: Callable[[N], Hashable] = lambda n: n,
-    *,
-    dry_run: bool = False,
 ) -> SearchResult[N, S]:
     """Run `iter_search` to the end and return its result; `on_event` sees each event."""
-    gen = iter_search(
-        graph,
-        start,
-        goal,
-        estimate,
-        execute,
-        alpha,
-        threshold,
-        max_attempts,
-        initial_state,
-        lazy,
-        label,
-        key,
-        dry_run=dry_run,
-    )
-    return drain(gen, on_event)
+    return drain(iter_search(graph, start, goal, estimate, execute, policy, initial_state), on_event)
 
 
 def predict_best(
@@ -496,7 +483,7 @@ def predict_best(
     estimate: Callable[[N], tuple[float, float]],
     alpha: float,
     threshold: float = DEFAULT_THRESHOLD,
-    key: Callable[[N], Hashable] = lambda n: n,
+    key: Callable[[N], Hashable] = _itself,
 ) -> tuple[tuple[N, ...], float, float]:
     """The α slider's prediction: (path, seconds, quality) of the path the search tries first; nothing is executed.
 
@@ -507,9 +494,8 @@ def predict_best(
     ((), inf, 0.0) when no path reaches the goal.
     """
     for th in (threshold, 0.0):
-        result = search_toolpath(
-            graph, start, goal, estimate, _never_called, alpha, threshold=th, key=key, dry_run=True
-        )
+        policy = SearchPolicy(alpha, th, key=key, dry_run=True)
+        result = search_toolpath(graph, start, goal, estimate, _never_called, policy)
         if result.found:
             return result.path, result.seconds, result.quality
     return (), math.inf, 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from costa.agent import UserRegion, run_turn
+from costa.agent import run_turn
 from costa.errors import InputError
 from costa.events import (
     ErrorEvent,
@@ -20,6 +20,7 @@ from costa.events import (
     TurnDone,
 )
 from costa.services import Services
+from costa.turn.records import TurnConfig, UserRegion
 from costa.types import Box, Plan, Subtask
 from tests.text_helpers import Line, background, draw
 
@@ -33,8 +34,8 @@ def sale_sign() -> np.ndarray:
     return draw(background("flat", 480, 220), [Line("SALE", (60, 40), 64, (190, 20, 20)), Line("FREE", (60, 140), 40)])
 
 
-def run(services, image, plan, **kw) -> list:
-    return list(run_turn(services, image, plan, **kw))
+def run(services, image, plan, region=None, **config) -> list:
+    return list(run_turn(services, image, plan, TurnConfig(**config), region))
 
 
 @pytest.mark.slow

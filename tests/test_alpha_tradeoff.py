@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from costa.agent import UserRegion
 from costa.config import Settings
 from costa.planner import plan_with_rules
 from costa.services import Services
 from costa.session import SessionCore as Workspace
 from costa.store import Store
 from costa.tables import BENCHMARK_FILE, SUBTASKS_FILE, TABLES_DIR, TOOLS_FILE, load_tables
+from costa.turn.records import UserRegion
 
 INSTRUCTION = "make it brighter and upscale it 2x"
 

@@ -144,14 +144,14 @@ def test_bad_arguments_are_refused_before_any_work() -> None:
 def _exact_search(tables, graph, lazy: bool):
     """Search with every tool measuring exactly its table row (no noise, no failures)."""
     from costa.graph import GOAL, START, step_key
-    from costa.search import Outcome, search_toolpath
+    from costa.search import Outcome, SearchPolicy, search_toolpath
 
     def estimate(node):
         row = tables.benchmark[(node.tool, node.kind)]
         return row.seconds, row.quality
 
     return search_toolpath(
-        graph, START, GOAL, estimate, lambda n, s, a: Outcome(*estimate(n)), 1.0, lazy=lazy, key=step_key
+        graph, START, GOAL, estimate, lambda n, s, a: Outcome(*estimate(n)), SearchPolicy(1.0, lazy=lazy, key=step_key)
     )
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from costa.agent import UserRegion, run_turn
+from costa.agent import run_turn
 from costa.errors import InputError
 from costa.events import (
     ErrorEvent,
@@ -29,6 +29,7 @@ from costa.masks import dilate_mask
 from costa.services import Services
 from costa.synthetic.cases_grounding import PORTRAITS
 from costa.synthetic.scenes import make_object_scene
+from costa.turn.records import TurnConfig, UserRegion
 from costa.types import Box, Plan, Point, Subtask
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +49,7 @@ def astronaut() -> np.ndarray:
 
 
 def turn(services: Services, image: np.ndarray, subtask: Subtask, region: UserRegion | None = None) -> list:
-    return list(run_turn(services, image, Plan(subtasks=(subtask,)), alpha=1.0, region=region))
+    return list(run_turn(services, image, Plan(subtasks=(subtask,)), TurnConfig(alpha=1.0), region))
 
 
 def error_text(events: list) -> str:

@@ -28,19 +28,11 @@ ALLOWED_CYCLES: dict[tuple[str, ...], str] = {
         "costa.checks.readouts",
         "costa.checks.text",
     ): "honest",  # the package's __init__ imports its check modules, which import CheckContext from it
-    (
-        "costa.agent",
-        "costa.reflect.loop",
-        "costa.subroutines.executor",
-        "costa.subroutines.mining",
-        "costa.subroutines.verify_runs",
-    ): "turn",
     ("costa.cli", "costa.session.console"): "turn",
 }
 #: Modules over `L.MAX_MODULE_LINES` lines allowed for now, with their owner.
 ALLOWED_LONG_MODULES: dict[str, str] = {
     "costa.synthetic.cases_checks": "turn",
-    "costa.subroutines.mining": "turn",
     "costa.checks.artifacts": "honest",
     "costa.synthetic.scenes": "turn",
     "costa.session.core": "turn",
@@ -49,30 +41,18 @@ ALLOWED_LONG_MODULES: dict[str, str] = {
 #: Functions over `L.MAX_FUNCTION_LINES` lines allowed for now ("module:qualified name"), with their owner.
 ALLOWED_LONG_FUNCTIONS: dict[str, str] = {
     "ui.edit:wire_edit": "turn",
-    "costa.search:iter_search": "turn",
-    "costa.subroutines.executor:run_subtask": "turn",
     "ui.api:add_api": "turn",
     "costa.session.core:SessionCore._run_locked": "turn",
-    "costa.agent:run_turn": "turn",
     "costa.synthetic.scenes:make_text_scene": "turn",
-    "costa.reflect.loop:reflect_turn": "turn",
     "costa.synthetic.truth:verify_subtask": "turn",
     "ui.history:wire_history": "turn",
 }
 #: Functions with more than `L.MAX_PARAMETERS` parameters allowed for now, with their owner.
 ALLOWED_WIDE_FUNCTIONS: dict[str, str] = {
-    "costa.agent:run_turn": "turn",
-    "costa.search:iter_search": "turn",
-    "costa.search:search_toolpath": "turn",
-    "costa.subroutines.executor:run_subtask": "turn",
     "costa.synthetic.scenes:make_text_scene": "turn",
-    "costa.reflect.loop:_local_search": "turn",
-    "costa.reflect.loop:_candidates": "turn",
     "costa.session.core:SessionCore.prepare": "turn",
     "ui.api:add_api.edit": "turn",
-    "costa.reflect.loop:reflect_turn": "turn",
     "costa.reflect.session:remember_turn": "turn",
-    "costa.subroutines.executor:run_fast_slow": "turn",
 }
 
 

@@ -138,15 +138,16 @@ def _removal_services(services):
 
 
 def test_removal_turn_then_stop_between_diffusion_steps(shared_services) -> None:
-    from costa.agent import run_turn
+    from costa.agent import TurnEnv, run_turn
     from costa.events import PathChosen, ToolFailed, ToolFinished, TurnDone
     from costa.models.control import TurnControl
+    from costa.turn.records import TurnConfig
 
     services = _removal_services(shared_services)
     plan = Plan(subtasks=(Subtask(id="s1", kind="object_removal", target="the dog"),))
     image = _scene()
     control = TurnControl()
-    evs = list(run_turn(services, image, plan, alpha=0.0, threshold=0.0, control=control))
+    evs = list(run_turn(services, image, plan, TurnConfig(alpha=0.0, threshold=0.0), env=TurnEnv(control=control)))
     done = evs[-1]
     assert isinstance(done, TurnDone) and done.image is not None
     ran = [e.tool for e in evs if isinstance(e, ToolFinished)]
@@ -160,7 +161,7 @@ def test_removal_turn_then_stop_between_diffusion_steps(shared_services) -> None
             stopper.stop.set()
 
     stopper = TurnControl(on_event=stop_at_two)
-    evs = list(run_turn(services, image, plan, alpha=0.0, threshold=0.0, control=stopper))
+    evs = list(run_turn(services, image, plan, TurnConfig(alpha=0.0, threshold=0.0), env=TurnEnv(control=stopper)))
     steps = [e.done for e in stopper.events if e.kind == "tool_progress"]
     assert steps == [1, 2]  # the call ended between diffusion steps 2 and 3
     stopped = [e for e in evs if isinstance(e, ToolFinished) and e.stopped]  # stopped, not a failure of the tool

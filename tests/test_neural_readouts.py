@@ -169,10 +169,11 @@ def test_search_routes_from_a_refusal_to_grounding_dino(services) -> None:
     """A non-COCO noun: the closed-set detector refuses once (no retry with a lower threshold), Grounding DINO runs."""
     from costa.agent import run_turn
     from costa.events import ToolFailed, ToolFinished
+    from costa.turn.records import TurnConfig
 
     plan = Plan(subtasks=(Subtask(id="s1", kind="object_detection", target="the yogurt"),))
     # alpha 2: cost only, so the cheaper closed-set detector (table: 0.05 s vs 0.119 s) is tried first
-    evs = list(run_turn(services, _scene(), plan, alpha=2.0, threshold=0.0))
+    evs = list(run_turn(services, _scene(), plan, TurnConfig(alpha=2.0, threshold=0.0)))
     (refused,) = [e for e in evs if isinstance(e, ToolFailed) and e.tool == "rtdetr_detect"]
     assert "not retried, the refusal does not depend on parameters" in refused.reason
     assert "'yogurt' is not one of them" in refused.reason

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from costa.agent import UserRegion, run_turn
+from costa.agent import run_turn
 from costa.checks import CheckContext
 from costa.config import Settings
 from costa.events import ExpertDropped, LlmCall, Reflection, ReflectionKept, ReflectionRetry, TurnDone
@@ -20,6 +20,7 @@ from costa.reflect.memory import SessionMemory, TurnRecord, record_from_row, rec
 from costa.reflect.protocol import ExpertJudgement, aggregate, load_protocol, parse_protocol
 from costa.services import Services
 from costa.store import Store, load_memory, save_memory
+from costa.turn.records import TurnConfig, UserRegion
 from costa.types import Box, EditState, Subtask, ToolOutput
 from tests.fake_openai import FakeOpenAI, chat, error, slow
 
@@ -277,14 +278,13 @@ def _judge(score: float) -> dict:
 
 
 def _run(fake: FakeOpenAI, table: Path, monkeypatch: pytest.MonkeyPatch, timeout: float = 5.0) -> list:
-    monkeypatch.setenv("COSTA_REFLECTION_TABLE", str(table))
     settings = Settings.from_env({"COSTA_HOME": str(table.parent), "OPENAI_BASE_URL": fake.base_url,
                                   "COSTA_LLM_MODEL": "fake-vlm", "COSTA_LLM_RETRIES": "0",
-                                  "COSTA_LLM_TIMEOUT": str(timeout)})  # fmt: skip
+                                  "COSTA_LLM_TIMEOUT": str(timeout), "COSTA_REFLECTION_TABLE": str(table)})  # fmt: skip
     services = Services(settings)
     image, box = _scene()
     plan = plan_with_rules("Make the object blue.", services.tables.subtasks)
-    return list(run_turn(services, image, plan, region=UserRegion(boxes=(box,)), reflect=True))
+    return list(run_turn(services, image, plan, TurnConfig(reflect=True), UserRegion(boxes=(box,))))
 
 
 def test_threshold_accepts_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

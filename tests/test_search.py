@@ -9,7 +9,7 @@ import pytest
 
 from costa.errors import SearchError
 from costa.events import PathChosen, Retry, ToolFailed, ToolFinished
-from costa.search import Outcome, iter_search, predict_best, score, search_toolpath
+from costa.search import Outcome, SearchPolicy, iter_search, predict_best, score, search_toolpath
 
 # The CoSTA* demo: recolour an object in the input image (seconds, quality from the paper's table).
 DEMO = {
@@ -56,7 +56,7 @@ def test_alpha_outside_range_is_rejected(alpha) -> None:
     with pytest.raises(SearchError, match="alpha"):
         score(1.0, 1.0, alpha)
     with pytest.raises(SearchError, match="alpha"):
-        search_toolpath(demo_graph(), "START", "GOAL", est, exact, alpha=alpha)
+        search_toolpath(demo_graph(), "START", "GOAL", est, exact, SearchPolicy(alpha))
 
 
 @pytest.mark.parametrize(
@@ -68,7 +68,7 @@ def test_alpha_outside_range_is_rejected(alpha) -> None:
     ],
 )
 def test_costa_recolour_demo(alpha, path, seconds, quality) -> None:
-    r = search_toolpath(demo_graph(), "START", "GOAL", est, exact, alpha=alpha, threshold=0.7)
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, exact, SearchPolicy(alpha, threshold=0.7))
     assert list(r.path) == path
     assert r.seconds == pytest.approx(seconds)
     assert r.quality == pytest.approx(quality)
@@ -76,7 +76,7 @@ def test_costa_recolour_demo(alpha, path, seconds, quality) -> None:
 
 
 def test_alpha2_quality_of_yolo_path_is_about_073() -> None:
-    r = search_toolpath(demo_graph(), "START", "GOAL", est, exact, alpha=2.0, threshold=0.7)
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, exact, SearchPolicy(2.0, threshold=0.7))
     assert r.quality == pytest.approx(0.73, abs=0.005)
 
 
@@ -88,7 +88,7 @@ def test_lazy_search_runs_only_popped_tools() -> None:
         ran.append(node[-1])
         return exact(node, state, attempt)
 
-    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, alpha=0.0)
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, SearchPolicy(0.0))
     assert ran == ["sd_search_recolor"]
     assert r.executions == 1
 
@@ -100,7 +100,7 @@ def test_eager_search_pays_for_every_successor() -> None:
         ran.append(node[-1])
         return exact(node, state, attempt)
 
-    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, alpha=0.0, threshold=0.7, lazy=False)
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, SearchPolicy(0.0, threshold=0.7, lazy=False))
     assert r.path == (("sd_search_recolor",),)
     # Expanding START runs all three first tools before anything is popped.
     assert sorted(ran[:3]) == ["grounding_dino", "sd_search_recolor", "yolov7"]
@@ -119,7 +119,7 @@ def test_check_failing_twice_forces_the_alternative_path() -> None:
 
     events = []
     r = search_toolpath(
-        demo_graph(), "START", "GOAL", est, execute, alpha=1.0, max_attempts=lambda n: 2, on_event=events.append
+        demo_graph(), "START", "GOAL", est, execute, SearchPolicy(1.0, max_attempts=lambda n: 2), on_event=events.append
     )
     assert ("sd_inpaint", 0) in calls and ("sd_inpaint", 1) in calls
     retries = [e for e in events if isinstance(e, Retry)]
@@ -139,7 +139,7 @@ def test_retry_that_succeeds_adds_its_cost_to_the_path() -> None:
             return Outcome(14.7, 0.5, state=state)
         return exact(node, state, attempt)
 
-    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, alpha=0.0, max_attempts=lambda n: 3)
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, SearchPolicy(0.0, max_attempts=lambda n: 3))
     assert r.path == (("sd_search_recolor",),)
     assert r.seconds == pytest.approx(29.4)
     assert r.executions == 2
@@ -152,7 +152,9 @@ def test_tool_error_is_recorded_and_routed_around() -> None:
         return exact(node, state, attempt)
 
     events = []
-    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, alpha=0.0, threshold=0.7, on_event=events.append)
+    r = search_toolpath(
+        demo_graph(), "START", "GOAL", est, execute, SearchPolicy(0.0, threshold=0.7), on_event=events.append
+    )
     assert r.found and r.path[-1] == ("grounding_dino", "sam", "sd_inpaint")
     finished = [e for e in events if isinstance(e, ToolFinished) and e.tool == "('sd_search_recolor',)"]
     assert finished and not finished[0].passed and "service unavailable" in finished[0].reasons
@@ -162,7 +164,7 @@ def test_everything_failing_reports_search_failed() -> None:
     def execute(node, state, attempt):
         return Outcome(1.0, 0.1)
 
-    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, alpha=1.0)
+    r = search_toolpath(demo_graph(), "START", "GOAL", est, execute, SearchPolicy(1.0))
     assert not r.found and r.reason == "every tool path failed its checks"
     assert r.executions == 3  # each first tool tried once, then nothing is left
 
@@ -170,7 +172,7 @@ def test_everything_failing_reports_search_failed() -> None:
 def test_ties_break_by_insertion_order() -> None:
     g = nx.DiGraph([("START", "x"), ("START", "y"), ("x", "GOAL"), ("y", "GOAL")])
     same = lambda n: (1.0, 1.0)  # noqa: E731
-    r = search_toolpath(g, "START", "GOAL", same, lambda n, s, a: Outcome(1.0, 1.0), alpha=1.0)
+    r = search_toolpath(g, "START", "GOAL", same, lambda n, s, a: Outcome(1.0, 1.0), SearchPolicy(1.0))
     assert r.path == ("x",)
 
 
@@ -185,13 +187,13 @@ def test_measured_values_replace_estimates() -> None:
         ran.append(n)
         return Outcome(*measured[n])
 
-    r = search_toolpath(g, "START", "GOAL", lambda n: estimates[n], execute, alpha=2.0)
+    r = search_toolpath(g, "START", "GOAL", lambda n: estimates[n], execute, SearchPolicy(2.0))
     assert ran == ["a", "b"] and r.path == ("b",)
     assert {o.node: o.seconds for o in r.observations} == {"a": 10.0, "b": 2.0}
 
 
 def test_iter_search_streams_events_before_result() -> None:
-    gen = iter_search(demo_graph(), "START", "GOAL", est, exact, alpha=1.0)
+    gen = iter_search(demo_graph(), "START", "GOAL", est, exact, SearchPolicy(1.0))
     kinds = []
     try:
         while True:
@@ -211,12 +213,12 @@ def test_predict_best_runs_nothing() -> None:
 def test_cyclic_graph_is_rejected() -> None:
     g = nx.DiGraph([("START", "a"), ("a", "b"), ("b", "a"), ("b", "GOAL")])
     with pytest.raises(SearchError, match="acyclic"):
-        search_toolpath(g, "START", "GOAL", lambda n: (1, 1), lambda n, s, a: Outcome(1, 1), alpha=1.0)
+        search_toolpath(g, "START", "GOAL", lambda n: (1, 1), lambda n, s, a: Outcome(1, 1), SearchPolicy(1.0))
 
 
 def test_path_chosen_event_carries_costs() -> None:
     events = []
-    search_toolpath(demo_graph(), "START", "GOAL", est, exact, alpha=1.0, on_event=events.append)
+    search_toolpath(demo_graph(), "START", "GOAL", est, exact, SearchPolicy(1.0), on_event=events.append)
     chosen = [e for e in events if isinstance(e, PathChosen)]
     assert len(chosen) == 1 and chosen[0].seconds == pytest.approx(12.265)
 
@@ -250,7 +252,7 @@ def test_entry_whose_estimate_improved_is_re_ranked() -> None:
         return Outcome(measured[n], 1.0)
 
     r = search_toolpath(
-        g, "START", "GOAL", lambda n: (estimates[n], 1.0), execute, alpha=2.0, key=lambda n: n.rstrip("12")
+        g, "START", "GOAL", lambda n: (estimates[n], 1.0), execute, SearchPolicy(2.0, key=lambda n: n.rstrip("12"))
     )
     assert r.path == ("c", "m2")
     assert r.seconds == pytest.approx(2.5)
@@ -274,7 +276,7 @@ def test_prediction_is_the_path_the_search_settles_on_under_the_same_threshold()
         return Outcome(*estimates[n])
 
     path, seconds, quality = predict_best(g, "START", "GOAL", estimates.__getitem__, alpha=1.0, threshold=0.8)
-    r = search_toolpath(g, "START", "GOAL", estimates.__getitem__, execute, alpha=1.0, threshold=0.8)
+    r = search_toolpath(g, "START", "GOAL", estimates.__getitem__, execute, SearchPolicy(1.0, threshold=0.8))
     assert path == ("q",) and (seconds, quality) == (3.0, 1.0)
     assert ran == ["p", "q"] and r.path == path
     # With no threshold both agree on p.
@@ -288,7 +290,12 @@ def test_a_step_expected_to_fail_is_not_ranked_last_when_it_would_pass() -> None
     estimates = {"p": (1.0, 0.78), "q": (6.0, 0.95)}
     measured = {"p": (1.0, 0.83), "q": (6.0, 0.95)}
     r = search_toolpath(
-        g, "START", "GOAL", estimates.__getitem__, lambda n, s, a: Outcome(*measured[n]), alpha=1.0, threshold=0.8
+        g,
+        "START",
+        "GOAL",
+        estimates.__getitem__,
+        lambda n, s, a: Outcome(*measured[n]),
+        SearchPolicy(1.0, threshold=0.8),
     )
     assert r.path == ("p",) and r.executions == 1
 

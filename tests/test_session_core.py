@@ -245,8 +245,8 @@ def test_sessions_do_not_see_each_other(ws: Workspace, sign: Path) -> None:
 
 
 def test_the_prediction_follows_alpha(ws: Workspace) -> None:
-    from costa.agent import UserRegion
     from costa.planner import plan_with_rules
+    from costa.turn.records import UserRegion
 
     preds = ws.predict(plan_with_rules(REPLACE), UserRegion(), [0.0, 1.0, 2.0])
     assert [a for a, *_ in preds] == [0.0, 1.0, 2.0]

@@ -321,7 +321,7 @@ def test_a_stopped_step_ends_the_search_and_teaches_nothing() -> None:
     import networkx as nx
 
     from costa.events import SearchFailed, ToolFinished
-    from costa.search import Outcome, iter_search
+    from costa.search import Outcome, SearchPolicy, iter_search
 
     g = nx.DiGraph([("S", "a"), ("a", "G"), ("S", "b"), ("b", "G")])
     runs: list[str] = []
@@ -330,7 +330,9 @@ def test_a_stopped_step_ends_the_search_and_teaches_nothing() -> None:
         runs.append(node)
         return Outcome(0.5, 0.0, error=f"{node}: stopped by the user", stopped=True)
 
-    gen = iter_search(g, "S", "G", lambda n: (1.0, 0.9), execute, alpha=1.0, threshold=0.8, max_attempts=lambda n: 3)
+    gen = iter_search(
+        g, "S", "G", lambda n: (1.0, 0.9), execute, SearchPolicy(1.0, threshold=0.8, max_attempts=lambda n: 3)
+    )
     events = []
     while True:
         try:

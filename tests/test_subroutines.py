@@ -9,28 +9,29 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from costa.agent import TurnEnv, run_turn
 from costa.config import Settings
 from costa.errors import TableError
 from costa.events import Fallback, RuleHit, SubtaskDone, ToolFinished, ToolStarted, TurnDone
 from costa.services import Services
 from costa.store import Store
-from costa.subroutines.executor import FastSlowRuntime, run_fast_slow
 from costa.subroutines.features import ContextFeatures, compute_features
 from costa.subroutines.mining import (
     Candidate,
-    SampleResult,
     best_condition,
     episodes,
     induce,
     induce_contrastive,
     induce_llm,
     induce_statistical,
-    refine,
-    verify,
 )
 from costa.subroutines.observations import ObservationLog, StoredEstimates, Trace
 from costa.subroutines.rules import Condition, Rule, RuleTable, diff_tables, load_shipped_rules, validate_rules
+from costa.subroutines.runtime import FastSlowRuntime
+from costa.subroutines.verification import SampleResult, refine, verify
 from costa.tables import load_tables
+from costa.turn.executor import StepExecutor
+from costa.turn.records import TurnConfig
 from costa.types import Box, Plan, Subtask
 
 
@@ -293,10 +294,18 @@ def _object_scene():
     return make_object_scene("texture", "ellipse", height=96, width=128, seed=3)
 
 
-def _run(services, image, plan, runtime, box):
-    from costa.agent import UserRegion
+def run_fast_slow(services, image, plan, runtime, region=None, control=None, task="t1") -> list:
+    """A fast–slow turn without reflection (the phase is under test; the ending is tested in tests/test_modes.py)."""
+    config = TurnConfig(alpha=1.0, mode="fast-slow", reflect=False)
+    return list(
+        run_turn(services, image, plan, config, region, env=TurnEnv(control=control, runtime=runtime, task=task))
+    )
 
-    return list(run_fast_slow(services, image, plan, 1.0, None, UserRegion(boxes=(box,)), runtime, task="t1"))
+
+def _run(services, image, plan, runtime, box):
+    from costa.turn.records import UserRegion
+
+    return run_fast_slow(services, image, plan, runtime, UserRegion(boxes=(box,)))
 
 
 def test_fast_rule_serves_and_a_failing_rule_falls_back_with_its_reason(tmp_path: Path) -> None:
@@ -321,12 +330,13 @@ def test_fast_rule_serves_and_a_failing_rule_falls_back_with_its_reason(tmp_path
     assert fb and fb[0].rule_id == "bad" and fb[0].tool == "recolor_hsv" and "failed its check" in fb[0].reason
     done = [e for e in events if isinstance(e, SubtaskDone)]
     assert done and done[0].tools != ("box_mask", "recolor_hsv") and done[0].quality >= 0.8
-    # The fallback pays only for what the rule did not try: box_mask ran once (replayed for the search at no cost),
-    # box_mask → recolor_hsv only in the rule, not in the local A* (which finds another path).
+    # The fallback pays only for what the rule did not try: box_mask ran once (the turn's memo replays it for the
+    # search at 0 s), box_mask → recolor_hsv only in the rule, not in the local A* (which finds another path).
     started = [e for e in events if isinstance(e, ToolStarted)]
     at = events.index(fb[0])
-    after = [e.tool for e in events[at:] if isinstance(e, ToolStarted)]
-    assert [e.tool for e in started].count("box_mask") == 1 and "box_mask" not in after
+    ran = [e for e in events if isinstance(e, ToolFinished) and e.tool == "box_mask"]
+    assert [e.cached for e in ran if events.index(e) < at] == [False]
+    assert all(e.cached and e.seconds == 0.0 for e in ran if events.index(e) > at)
     assert [e.attempt for e in started if e.tool == "recolor_hsv"][:1] == [0]  # the rule: first attempt only
     paid = sum(e.seconds for e in events if isinstance(e, ToolFinished))
     assert events[-1].tool_seconds == pytest.approx(paid)
@@ -339,9 +349,8 @@ def test_fast_rule_serves_and_a_failing_rule_falls_back_with_its_reason(tmp_path
 
 
 def test_a_rule_step_with_no_alternative_path_runs_its_retries_itself(tmp_path: Path) -> None:
-    from costa.agent import _Executor
 
-    class FirstAttemptFails(_Executor):  # fake outcome: the real tool ran, its first attempt is scored as failing
+    class FirstAttemptFails(StepExecutor):  # fake outcome: the real tool ran, its first attempt is scored as failing
         def __call__(self, node, parent, attempt):  # type: ignore[no-untyped-def]
             out = super().__call__(node, parent, attempt)
             return replace(out, quality=0.5) if node.tool == "global_adjust" and attempt == 0 else out
@@ -350,7 +359,7 @@ def test_a_rule_step_with_no_alternative_path_runs_its_retries_itself(tmp_path: 
     runtime = FastSlowRuntime.from_services(services, Store(tmp_path), induce=False)
     runtime.executor_class = FirstAttemptFails
     plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
-    events = list(run_fast_slow(services, np.full((48, 64, 3), 90, np.uint8), plan, 1.0, None, None, runtime))
+    events = run_fast_slow(services, np.full((48, 64, 3), 90, np.uint8), plan, runtime)
     # global_adjust is the kind's only path, so the rule retries it (the fallback could do nothing else): served fast.
     assert not any(isinstance(e, Fallback) for e in events)
     assert [e.attempt for e in events if isinstance(e, ToolStarted)] == [0, 1]
@@ -375,7 +384,7 @@ def test_a_stopped_rule_step_neither_falls_back_nor_teaches(tmp_path: Path) -> N
     control.stop.set()  # Stop pressed before the turn's first tool call
     plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
     image = np.full((48, 64, 3), 90, np.uint8)
-    events = list(run_fast_slow(services, image, plan, 1.0, None, None, runtime, control=control))
+    events = run_fast_slow(services, image, plan, runtime, control=control)
     finished = [e for e in events if isinstance(e, ToolFinished)]
     assert [e.stopped for e in finished] == [True] and not any(isinstance(e, Fallback) for e in events)
     assert not events[-1].ok
@@ -385,21 +394,22 @@ def test_a_stopped_rule_step_neither_falls_back_nor_teaches(tmp_path: Path) -> N
 def test_run_turn_mode_switch_and_cli_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from costa.agent import run_turn
+    from costa.agent import TurnEnv, run_turn
     from costa.cli import main
+    from costa.turn.records import TurnConfig
 
     monkeypatch.setenv("COSTA_HOME", str(tmp_path))
     services = Services(Settings(home=tmp_path))
     image = np.full((64, 80, 3), 90, np.uint8)
     plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
-    events = list(run_turn(services, image, plan, mode="fast-slow"))
+    events = list(run_turn(services, image, plan, TurnConfig(mode="fast-slow")))
     assert any(isinstance(e, RuleHit) and e.rule_id == "shipped-adjust" for e in events)
     assert events[-1].ok
     log = ObservationLog(Store(tmp_path))
     assert log.counter("tasks") == 1 and len(log.traces()) == 1
     frozen = FastSlowRuntime.from_services(services, Store(tmp_path), induce=False)
     frozen.record = False  # evaluation: nothing learned, stored or counted
-    list(run_turn(services, image, plan, mode="fast-slow", runtime=frozen))
+    list(run_turn(services, image, plan, TurnConfig(mode="fast-slow"), env=TurnEnv(runtime=frozen)))
     assert log.counter("tasks") == 1 and len(log.traces()) == 1
     out = io.StringIO()
     assert main(["rules", "list"], out) == 0 and "shipped-adjust" in out.getvalue()
@@ -437,7 +447,7 @@ def test_vlm_labels_reach_the_traces_when_an_endpoint_is_configured(tmp_path: Pa
         services = Services(settings)
         runtime = FastSlowRuntime.from_services(services, Store(tmp_path), induce=False)
         plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
-        events = list(run_fast_slow(services, np.full((48, 64, 3), 90, np.uint8), plan, 1.0, None, None, runtime))
+        events = run_fast_slow(services, np.full((48, 64, 3), 90, np.uint8), plan, runtime)
     assert any(isinstance(e, LlmCall) and e.purpose == "context features" for e in events)
     (trace,) = ObservationLog(Store(tmp_path)).traces()
     assert trace.features["labels"]["background"] == "uniform"

@@ -13,13 +13,13 @@ from typing import Any
 
 import gradio as gr
 
-from costa.agent import UserRegion
 from costa.errors import InputError
 from costa.pointing import brush_mask
 from costa.session import MAX_CLICKS, MODES, TurnOptions
 from costa.session.preview import plan_cache_put
 from costa.session.turns import region_warnings
 from costa.session.view import is_tool_event
+from costa.turn.records import UserRegion
 from ui import progress as P
 from ui import render as R
 from ui import targets_view as TV

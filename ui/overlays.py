@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 import numpy as np
 from PIL import Image, ImageDraw
 
-from costa.agent import UserRegion
 from costa.errors import InputError
 from costa.pointing import region_from_pointing
+from costa.turn.records import UserRegion
 
 #: Longest side of a gallery thumbnail, in pixels.
 THUMB_SIDE = 256

@@ -77,10 +77,8 @@ def expected_reflection_seconds(tool_seconds: float, n_subtasks: int, n_vlm: int
 
 def vlm_expert_count(settings: Any) -> int:
     """How many VLM experts a turn would ask: the table's roles when an endpoint is configured, else 0."""
-    import os
-
     from costa.llm_client import LlmConfig
 
-    if LlmConfig.from_settings(settings) is None or os.environ.get("COSTA_REFLECT_VLM", "1") in ("0", "false", "no"):
+    if LlmConfig.from_settings(settings) is None or not settings.reflect_vlm:
         return 0
-    return len(load_protocol().vlm_roles)
+    return len(load_protocol(settings.reflection_table).vlm_roles)

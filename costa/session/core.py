@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from costa.agent import UserRegion, build_graph, run_turn
+from costa.agent import TurnEnv, run_turn
 from costa.errors import InputError
 from costa.eventlog import event_to_dict
 from costa.events import Event, LlmCall, PlanReady
@@ -48,6 +48,8 @@ from costa.session.turns import (
 )
 from costa.session.view import GraphLayout, TurnView
 from costa.store import Session, Store, Version
+from costa.turn.graphs import build_graph
+from costa.turn.records import TurnConfig, UserRegion
 from costa.types import Mask, Point
 
 log = logging.getLogger(__name__)
@@ -141,7 +143,7 @@ class SessionCore(HistoryMixin, PreviewMixin):
         """FaSTA*'s runtime (learned rules, observation log) for fast-slow turns, made once."""
         with self._fast_slow_lock:
             if self._fast_slow is None:
-                from costa.subroutines.executor import FastSlowRuntime
+                from costa.subroutines.runtime import FastSlowRuntime
 
                 self._fast_slow = FastSlowRuntime.from_services(self.services, self.store)
         return self._fast_slow
@@ -414,21 +416,9 @@ class SessionCore(HistoryMixin, PreviewMixin):
                 # Ask for pointing before anything runs, unless the user chose "do the rest" (the CLI always does: the
                 # subtasks that do not depend on the unfound target run, and it exits 3).
                 ask = pointing_first(self.services, planned.plan, region) if opts.action != "rest" else None
-                turn = ask or run_turn(
-                    self.services,
-                    req.image,
-                    planned.plan,
-                    opts.alpha,
-                    opts.threshold,
-                    region,
-                    graph=tg,
-                    mode=opts.mode,
-                    runtime=runtime,
-                    reflect=opts.reflect,
-                    memory=memory,
-                    accept_unverified=opts.accept_unverified,
-                    control=control,
-                )
+                config = TurnConfig(opts.alpha, opts.threshold, opts.mode, opts.reflect, opts.accept_unverified)
+                env = TurnEnv(memory, control, runtime)
+                turn = ask or run_turn(self.services, req.image, planned.plan, config, region, tg, env)
                 for ev in turn:
                     if isinstance(ev, PlanReady):
                         continue  # the planner already announced the plan

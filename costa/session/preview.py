@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from costa.agent import UserRegion, build_graph
 from costa.events import Event, LlmCall
 from costa.graph import GOAL, START, StepNode, step_key, subtask_chains
 from costa.search import check_alpha, predict_best
 from costa.session.turns import HISTORY_TURNS, PlanResult, plan_turn
 from costa.session.view import GraphLayout, TurnView, path_keys
+from costa.turn.graphs import build_graph
+from costa.turn.records import UserRegion
 from costa.types import Plan
 
 if TYPE_CHECKING:

@@ -18,10 +18,10 @@ from costa.types import Mask, Plan
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from costa.agent import UserRegion
     from costa.services import Services
     from costa.session.view import TurnView
     from costa.store import Store
+    from costa.turn.records import UserRegion
 
 #: Highlight colour (RGB) and opacity of the candidate region.
 HIGHLIGHT = (255, 215, 0)
@@ -35,7 +35,7 @@ DO_THE_REST = "Do the rest"
 def pointing_first(services: Services, plan: Plan, region: UserRegion) -> Iterator[Event] | None:
     """When a target no ready tool can find by itself has not been pointed at, the turn's events that ask for
     pointing before anything runs (the user then points, or chooses "Do the rest"); None when nothing needs asking."""
-    from costa.agent import pointing_needed
+    from costa.turn.graphs import pointing_needed
 
     if region.artifacts():
         return None

@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from costa.agent import UserRegion
 from costa.config import Settings
 from costa.errors import InputError
 from costa.events import Event
 from costa.pointing import brush_mask
 from costa.services import Services
+from costa.turn.records import UserRegion
 from costa.types import Mask, Plan
 
 log = logging.getLogger(__name__)

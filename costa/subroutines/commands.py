@@ -31,14 +31,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def _runtime():  # -> FastSlowRuntime
     from costa.services import Services
-    from costa.subroutines.executor import FastSlowRuntime
+    from costa.subroutines.runtime import FastSlowRuntime
 
     return FastSlowRuntime.from_services(Services(), induce=False)
 
 
 def cmd_mine(args: argparse.Namespace, out: TextIO) -> int:
     from costa.search import check_alpha
-    from costa.subroutines.mining import induce_and_verify
+    from costa.subroutines.verification import induce_and_verify
 
     check_alpha(args.alpha)
     rt = _runtime()
@@ -107,10 +107,10 @@ def print_estimates(out: TextIO) -> None:
     from costa.config import Settings
     from costa.services import Services
     from costa.store import Store
-    from costa.subroutines.observations import machine_kind, persist_estimates
+    from costa.subroutines.observations import machine_kind, stored_estimates
 
     services = Services(Settings.from_env())
-    est = persist_estimates(services, Store(services.settings.home))
+    est = stored_estimates(services, Store(services.settings.home))
     rows = est.compare()
     print(
         f"estimates on this {machine_kind()} machine: table vs learned from {len(rows)} observed tool × subtask",

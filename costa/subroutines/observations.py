@@ -336,11 +336,10 @@ class StoredEstimates(Estimates):
         return out
 
 
-def persist_estimates(services: Any, store: Store) -> StoredEstimates:
-    """Replace `services.estimates` with persisted ones (this machine kind's runs in `store`, blended by count)."""
-    est = StoredEstimates(services.tables, log=ObservationLog(store), threshold=services.settings.threshold)
-    services.estimates = est
-    return est
+def stored_estimates(services: Any, store: Store) -> StoredEstimates:
+    """Estimates learned from this machine kind's runs in `store`, blended with the table by count (the process's
+    `services.estimates` are left as they are)."""
+    return StoredEstimates(services.tables, log=ObservationLog(store), threshold=services.settings.threshold)
 
 
 __all__ = ["PRIOR_WEIGHT", "ObservationLog", "Proposal", "StoredEstimates", "Trace", "machine_kind"]

@@ -1,0 +1,95 @@
+"""The tool graphs a turn searches, and what the user must point at before anything runs.
+
+`build_graph` is the whole plan's tool subgraph (a grounder that cannot find a subtask's target by its words is left
+out for that subtask); `subtask_graph` is one subtask's own graph, less the chains a caller rules out (reflection's
+rejected chains, the step a failed rule took); `pointing_needed` lists the targets no ready tool can find by itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+import networkx as nx
+
+from costa.events import PointingNeeded
+from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, build_subtask_graph, step_key
+from costa.targets import findable_by, ground_advice
+from costa.turn.records import UserRegion
+from costa.types import Plan, Subtask
+
+
+def build_graph(services: Any, plan: Plan, region: UserRegion) -> ToolGraph:
+    """The plan's tool subgraph; a grounder that cannot find a subtask's target by its words (the colour grounder
+    for a target with no colour, the face detector for "the tower") is left out for that subtask."""
+    given = {s.id: frozenset(region.artifacts()) for s in plan.subtasks}
+    tools = services.tables.tools
+
+    def can_serve(subtask: Subtask, tool_id: str) -> str | None:
+        if not subtask.target or findable_by(tools[tool_id].family, subtask.target):
+            return None
+        return f"{tool_id} cannot find {subtask.target!r} ({tools[tool_id].family} grounding);"
+
+    return build_plan_graph(
+        services.tables,
+        plan,
+        services.is_ready_fn(),
+        given,
+        why_not=lambda t: services.why_not(t) or "ready",
+        can_serve=can_serve,
+    )
+
+
+def subtask_graph(
+    services: Any,
+    subtask: Subtask,
+    region: UserRegion,
+    allow: Callable[[tuple[str, ...]], bool] | None = None,
+    skip: Iterable[Hashable] = (),
+    ready: Callable[[str], bool] | None = None,
+) -> ToolGraph:
+    """One subtask's tool graph (the local search's), keeping only the complete chains `allow` accepts and leaving
+    out the steps whose `step_key` is in `skip`; `unavailable` says why when no ready chain serves it at all.
+    `ready` is the turn's readiness (asked once per tool), default the services'."""
+    tg = build_subtask_graph(
+        services.tables,
+        subtask,
+        ready or services.is_ready_fn(),
+        frozenset(region.artifacts()),
+        why_not=lambda t: services.why_not(t) or "ready",
+    )
+    skipped = set(skip)
+    if allow is None and not skipped:
+        return tg
+
+    def out(n: Any) -> bool:
+        if not isinstance(n, StepNode):
+            return False
+        return step_key(n) in skipped or (allow is not None and n.final and not allow(n.tools))
+
+    graph = tg.graph.copy()
+    graph.remove_nodes_from([n for n in graph if out(n)])
+    return ToolGraph(graph, tg.unavailable)
+
+
+def reaches_goal(graph: nx.DiGraph) -> bool:
+    """Whether a search over `graph` can complete (a path from START to GOAL is left)."""
+    return START in graph and GOAL in graph and nx.has_path(graph, START, GOAL)
+
+
+def pointing_needed(services: Any, plan: Plan, region: UserRegion) -> list[PointingNeeded]:
+    """Before anything runs: the targets no ready tool can find by itself with what the user pointed at so far."""
+    return pointing_events(plan, dict(build_graph(services, plan, region).unavailable))
+
+
+def pointing_events(plan: Plan, unavailable: dict[str, str]) -> list[PointingNeeded]:
+    """One `PointingNeeded` per target whose subtasks are unavailable only because no ready tool can find it."""
+    by_target: dict[str, list[str]] = {}
+    for sid, why in unavailable.items():
+        sub = plan.by_id(sid)
+        if sub.target and "cannot find" in why:
+            by_target.setdefault(sub.target, []).append(sid)
+    return [
+        PointingNeeded(tuple(sids), target, f"no ready tool can find {target!r} by itself. {ground_advice(target)}")
+        for target, sids in by_target.items()
+    ]

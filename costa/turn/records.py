@@ -1,0 +1,183 @@
+"""The records one turn is made of: what the user pointed at, how the turn runs, the search's state, each subtask's
+final step and result, and the short public summary of a subtask's result.
+
+Pure records and small functions over them; nothing here runs a tool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from costa.errors import InputError
+from costa.targets import Verification
+from costa.types import Box, EditState, Mask, Point, Subtask, ToolOutput, ToolSpec
+
+#: Search modes a turn may run (key → label), the one list the CLI, the API, the page and the core check against.
+MODES: dict[str, str] = {
+    "lazy": "CoSTA* lazy A* (default)",
+    "eager": "CoSTA* eager A* (the published search, for comparison)",
+    "fast-slow": "FaSTA* fast–slow (learned subroutines first, local A* on failure)",
+}
+
+
+#: Labels `costa.pointing` gives the regions and boxes it makes from clicks (a brush's and a typed box's differ).
+CLICK_LABELS = ("user click", "user clicks")
+
+
+@dataclass(frozen=True)
+class UserRegion:
+    """What the user pointed at: boxes, brush masks, clicks. Becomes artifacts every subtask may start from."""
+
+    boxes: tuple[Box, ...] = ()
+    masks: tuple[Mask, ...] = ()
+    points: tuple[Point, ...] = ()
+
+    def artifacts(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.boxes:
+            out["boxes"] = self.boxes
+        if self.masks:
+            out["masks"] = self.masks
+        if self.points:
+            out["points"] = self.points
+        return out
+
+    def pointing(self) -> str:
+        """How the user pointed, for the calibration's context: "brush", "box", "click" or "none" (the strongest
+        given: a brush says exactly where, a box bounds it, clicks only mark it)."""
+        if any(m.label not in CLICK_LABELS for m in self.masks):
+            return "brush"
+        if any(b.label not in (*CLICK_LABELS, "user brush") for b in self.boxes):
+            return "box"
+        if self.points or self.masks or self.boxes:
+            return "click"
+        return "none"
+
+    def validate(self, width: int, height: int) -> None:
+        for b in self.boxes:
+            if b.x < 0 or b.y < 0 or b.x2 > width or b.y2 > height:
+                raise InputError(f"box {b.x},{b.y},{b.w},{b.h} is outside the {width}x{height} image")
+        for m in self.masks:
+            if m.data.shape != (height, width):
+                raise InputError(f"mask is {m.data.shape[1]}x{m.data.shape[0]} but the image is {width}x{height}")
+            if not m.data.any():
+                raise InputError("the mask is empty: mark the region to edit")
+        for p in self.points:
+            if not (0 <= p.x < width and 0 <= p.y < height):
+                raise InputError(f"point {p.x},{p.y} is outside the {width}x{height} image")
+
+
+@dataclass(frozen=True)
+class TurnConfig:
+    """How a turn runs. None takes the settings' default (α, threshold, reflection).
+
+    alpha: cost/quality trade-off in [0, 2]; threshold: quality each step's check must reach, in [0, 1]; mode: a key
+    of `MODES`; reflect: judge each finished subtask with the reflection experts and retry on their feedback;
+    accept_unverified: report a subtask whose target was found but not verified (or whose result costa cannot vouch
+    for) as done — the user accepted the candidate — instead of stopping there.
+    """
+
+    alpha: float | None = None
+    threshold: float | None = None
+    mode: str = "lazy"
+    reflect: bool | None = None
+    accept_unverified: bool = False
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise InputError(f"mode must be one of {', '.join(sorted(MODES))}, got {self.mode!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class FinalStep:
+    """A subtask's last step on a path: what reflection judges (the state before and after it, the tool's output)."""
+
+    subtask_id: str
+    tools: tuple[str, ...]
+    before: EditState
+    after: EditState
+    output: ToolOutput
+    produced: tuple[str, ...]
+
+
+#: (subtask id, what its grounder verified, the candidate region it found as a bool (H, W) mask or None)
+VerificationEntry = tuple[str, Verification, np.ndarray | None]
+
+
+@dataclass(frozen=True, eq=False)
+class TurnState:
+    """The search's opaque state: the edit state plus per-subtask results gathered along this path."""
+
+    edit: EditState
+    results: tuple[tuple[str, str], ...] = ()
+    images: tuple[tuple[str, np.ndarray], ...] = ()  # (subtask id, image after it) for subtasks that edit the image
+    finals: tuple[FinalStep, ...] = ()  # each subtask's final step along this path, in order
+    verifications: tuple[VerificationEntry, ...] = ()  # what each subtask's grounder verified along this path
+
+    def carried(self) -> TurnState:
+        """This state as the start of the next subtask: the image and every result so far, no tool artifacts."""
+        return TurnState(EditState(self.edit.image), self.results, self.images, self.finals, self.verifications)
+
+
+def subtask_start(edit: EditState, region: UserRegion) -> EditState:
+    """The state a subtask's first step starts from: the current image and what the user pointed at, not the
+    artifacts earlier subtasks' tools left (their boxes are not this target's)."""
+    return EditState(edit.image, region.artifacts())
+
+
+@dataclass(frozen=True, eq=False)
+class SubtaskResult:
+    """What one subtask came to in a search phase: its tool chain, checked quality (product of its steps), its final
+    step, its one-line result, and the image after it when it edits the image."""
+
+    subtask_id: str
+    kind: str
+    tools: tuple[str, ...]
+    quality: float
+    final: FinalStep
+    result: str
+    image: np.ndarray | None
+
+
+@dataclass
+class PhaseResult:
+    """What a search phase (whole-plan A*, or fast–slow per subtask) hands the shared ending.
+
+    `done` lists the subtasks it served, in execution order; `failed` the ones it could not (subtask id → why);
+    `state` is the last state (the image after every served subtask, with their results and verifications), None
+    when nothing was served. `executions` and `spent_seconds` count real tool runs (memo hits are free). `reason`
+    says why nothing was served; `stopped` that the user's Stop ended the phase.
+    """
+
+    done: list[SubtaskResult] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    state: TurnState | None = None
+    executions: int = 0
+    spent_seconds: float = 0.0
+    reason: str = ""
+    stopped: bool = False
+
+
+def step_params(spec: ToolSpec, subtask: Subtask, attempt: int) -> dict[str, Any]:
+    """Parameters a tool runs with on `attempt` (0 = first try): its retry schedule, overridden by the plan's params."""
+    params = spec.params_for_attempt(attempt)
+    params.update({k: v for k, v in subtask.params.items() if k in params})
+    return params
+
+
+def summarise(produces: str, after: EditState, output: Any) -> str:
+    """A subtask's result in one line: the text, label or caption it read, the regions or boxes it found, the masks'
+    size, or the tool's note on what it edited."""
+    value = after.artifacts.get(produces)
+    if produces in ("text", "label", "caption") and isinstance(value, str):
+        return value
+    if produces == "text_regions" and value is not None:
+        return "; ".join(f"{r.text!r} at {r.box.x},{r.box.y},{r.box.w},{r.box.h}" for r in value)
+    if produces == "boxes" and value is not None:
+        return "; ".join(f"{b.label or 'object'} at {b.x},{b.y},{b.w},{b.h}" for b in value)
+    if produces == "masks" and value is not None:
+        return f"{len(value)} mask(s), {sum(m.area for m in value)} px"
+    return output.notes or "edited"

@@ -81,6 +81,7 @@ BALL_CLICK = (358, 185)  # the red ball's centre in assets/red_ball.png
 
 
 _ASK_THROUGH_THE_CORE = """
+import os
 import sys
 import numpy as np
 from pathlib import Path
@@ -91,7 +92,7 @@ from ui import render as R
 
 root, home = Path(sys.argv[1]), Path(sys.argv[2])
 click = (358, 185)
-core = SessionCore(Services(Settings(home=home, reflect=True)))
+core = SessionCore(Services(Settings.from_env({**os.environ, "COSTA_HOME": str(home), "COSTA_REFLECT": "1"})))
 sid = core.new_session(None).id
 core.upload(sid, None, root / "assets" / "red_ball.png")
 head0, image0 = core.head(sid, None)

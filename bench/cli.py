@@ -33,6 +33,7 @@ RUNNERS: tuple[str, ...] = (
     "neural",
     "real",
     "requests",
+    "campaign",
 )
 
 #: The shared benchmark data beside the repository (<workspace>/shared/benchmarks); optional.

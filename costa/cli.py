@@ -96,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
 
     add_parsers(sub)
     add_store_parsers(sub)
+    from costa.campaign.commands import add_parsers as add_campaign_parsers
+
+    add_campaign_parsers(sub)
     return p
 
 
@@ -299,6 +302,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
     handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench, "models": cmd_models}
     handlers |= {"mine": cmd_mine, "rules": cmd_rules, "store": cmd_store}
+    from costa.campaign.commands import cmd_campaign
+
+    handlers["campaign"] = cmd_campaign
     try:
         return handlers[args.command](args, out)
     except CostaError as e:

@@ -1,5 +1,5 @@
-"""The costa page: one module per tab (`ui.edit`, `ui.history`, `ui.evaluator`, the API tab in `ui.api`) around one
-`costa.session.SessionCore`.
+"""The costa page: one module per tab (`ui.edit`, `ui.history`, `ui.evaluator`, `ui.campaign`, the API tab in
+`ui.api`) around one `costa.session.SessionCore`.
 
 `build_ui(services)` makes the Blocks; `queue_kwargs` / `launch_kwargs` say how app.py should serve it. Nothing here
 runs at import and there is no module-level state: the shared `Services` is passed in, the core is made inside
@@ -19,6 +19,8 @@ from costa.services import Services
 from costa.session import SessionCore
 from costa.session.seal import Sealer
 from ui.api import add_api, build_api_tab
+from ui.campaign import HEAD as CAMPAIGN_HEAD
+from ui.campaign import build_campaign, wire_campaign
 from ui.diagrams import page_js
 from ui.edit import build_edit, wire_edit
 from ui.evaluator import build_evaluator
@@ -55,6 +57,7 @@ def launch_kwargs(services: Services, core: SessionCore | None = None) -> dict[s
         "allowed_paths": [str(ASSETS)] + ([str(core.runtimes.root)] if core is not None else []),
         "css": CSS,
         "js": page_js(),  # Mermaid diagrams drawn without console errors (ui/diagrams.py)
+        "head": CAMPAIGN_HEAD,  # the Campaign tab's score keys (ui/campaign.py)
         "show_error": False,
         "ssr_mode": False,
     }
@@ -107,6 +110,7 @@ def build_ui(services: Services, core: SessionCore | None = None) -> gr.Blocks:
             edit = build_edit(settings)
             history = build_history()
             evaluation = build_evaluator()
+            campaign = build_campaign()
             build_api_tab()
         add_api(core, owner_of)
 
@@ -120,6 +124,7 @@ def build_ui(services: Services, core: SessionCore | None = None) -> gr.Blocks:
             }
 
         page.add([status], refresh_status)
+        wire_campaign(campaign, page)  # registers its refresher (campaign list, signed-in evaluator) first
         everything = [browser, ui, *page.outputs, *edit.outputs, *history.outputs, *evaluation.outputs]
         everything = list(dict.fromkeys(everything))
 

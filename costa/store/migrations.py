@@ -244,6 +244,76 @@ def _m6_identity_retention(db: Connection) -> None:
     )
 
 
+def _m7_campaigns(db: Connection) -> None:
+    """Evaluation campaigns (`costa.campaign`): task sets × conditions as items run through the session core, the
+    subtasks evaluators score with costa's own verdict, who scores what in which order, and the scores."""
+    ddl(
+        db,
+        """
+        CREATE TABLE campaigns (
+            name TEXT PRIMARY KEY,
+            created REAL NOT NULL,
+            task_file TEXT NOT NULL,
+            tasks TEXT NOT NULL,
+            conditions TEXT NOT NULL,
+            evaluators TEXT NOT NULL,
+            admins TEXT NOT NULL DEFAULT '[]',
+            overlap INTEGER NOT NULL
+        );
+        CREATE TABLE campaign_items (
+            id TEXT PRIMARY KEY,
+            campaign TEXT NOT NULL REFERENCES campaigns(name),
+            position INTEGER NOT NULL,
+            task_id TEXT NOT NULL,
+            options TEXT NOT NULL,
+            status TEXT NOT NULL,
+            session_id TEXT,
+            error TEXT NOT NULL DEFAULT '',
+            tool_seconds REAL,
+            turn_seconds REAL,
+            started REAL,
+            finished REAL
+        );
+        CREATE INDEX campaign_items_campaign ON campaign_items(campaign, status);
+        CREATE TABLE campaign_units (
+            item_id TEXT NOT NULL REFERENCES campaign_items(id),
+            unit TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            turn INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            category TEXT NOT NULL,
+            description TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            before_version INTEGER,
+            after_version INTEGER,
+            tool TEXT NOT NULL DEFAULT '',
+            pointing TEXT NOT NULL DEFAULT 'none',
+            answer TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (item_id, unit)
+        );
+        CREATE TABLE campaign_assignments (
+            campaign TEXT NOT NULL REFERENCES campaigns(name),
+            item_id TEXT NOT NULL REFERENCES campaign_items(id),
+            evaluator TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (item_id, evaluator)
+        );
+        CREATE INDEX campaign_assignments_queue ON campaign_assignments(campaign, evaluator, position);
+        CREATE TABLE campaign_scores (
+            campaign TEXT NOT NULL REFERENCES campaigns(name),
+            item_id TEXT NOT NULL REFERENCES campaign_items(id),
+            unit TEXT NOT NULL,
+            evaluator TEXT NOT NULL,
+            score REAL NOT NULL,
+            comment TEXT NOT NULL DEFAULT '',
+            created REAL NOT NULL,
+            PRIMARY KEY (item_id, unit, evaluator)
+        );
+        CREATE INDEX campaign_scores_campaign ON campaign_scores(campaign)
+        """,
+    )
+
+
 #: Schema history, oldest first. Append only: never edit or reorder a migration that has shipped.
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _m1_history,
@@ -252,4 +322,5 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _m4_observations,
     _m5_targets,
     _m6_identity_retention,
+    _m7_campaigns,
 )

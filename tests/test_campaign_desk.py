@@ -1,0 +1,108 @@
+"""The evaluator's desk without a browser: blind cards, own queue only, save-and-next, slider pairs; the scale
+benchmark's report; human verdicts as labelled cases for the calibration."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from costa.campaign.desk import Card, pair_for_slider
+from costa.errors import InputError
+from tests.test_campaign_cli import ROOT, costa, write_tasks
+
+
+def test_a_card_has_no_field_for_the_condition_or_costas_verdict() -> None:
+    names = {f.name for f in dataclasses.fields(Card)}
+    assert not names & {"condition", "verdict", "tool", "tools", "quality", "seconds", "status", "alpha", "task_id"}
+
+
+def test_slider_pairs_keep_one_display_size() -> None:
+    small, big = np.zeros((100, 150, 3), np.uint8), np.full((2000, 3000, 3), 200, np.uint8)
+    before, after = pair_for_slider(small, big)  # upscaling: both at the after image's (downscaled) size
+    assert before.shape == after.shape == (853, 1280, 3)
+    wide = np.full((100, 300, 3), 90, np.uint8)
+    before, after = pair_for_slider(small, wide)  # outpainting: the old image centred on a grey canvas
+    assert before.shape == after.shape == (100, 300, 3)
+    assert before[50, 150].tolist() == [0, 0, 0] and before[50, 5].tolist() == [128, 128, 128]
+
+
+@pytest.mark.slow
+def test_an_evaluator_sees_and_scores_only_their_queue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    tasks = write_tasks(tmp_path / "set")
+    assert costa(home, "create", "d", "--tasks", str(tasks), "--conditions", "alpha=0,2; reflect=off",
+                 "--evaluators", "ann,bob,cy").returncode == 0  # fmt: skip
+    assert costa(home, "run", "d").returncode == 0
+    monkeypatch.setenv("COSTA_HOME", str(home))
+    from costa.campaign.desk import CampaignDesk
+    from costa.config import Settings
+    from costa.services import Services
+    from costa.session.core import SessionCore
+
+    core = SessionCore(Services(Settings.from_env()))
+    desk = CampaignDesk(core)
+    with pytest.raises(InputError, match="not an evaluator of campaign"):
+        desk.card("d", "mallory", 0)
+    ann, bob = desk.queue("d", "ann"), desk.queue("d", "bob")
+    assert ann and bob and {i for i, _ in ann} != {i for i, _ in bob}
+    not_ann = next(k for k in desk.db.queue_units("d", "cy") if k not in ann)
+    with pytest.raises(InputError, match="not in your queue"):
+        desk.save("d", "ann", *not_ann, 1.0)
+    with pytest.raises(InputError, match="is not 0 \\(fail\\)"):
+        desk.save("d", "ann", *ann[0], 0.55)
+    card = desk.card("d", "ann", 0)
+    assert card is not None and card.score is None and card.before.shape == card.after.shape
+    nxt = desk.save("d", "ann", card.item, card.unit, 0.7, "  fine  ")
+    assert nxt == 1 and desk.card("d", "ann", 0).score == 0.7 and desk.card("d", "ann", 0).comment == "fine"
+    assert desk.first_open("d", "ann") == 1
+    desk.save("d", "ann", card.item, card.unit, 0.3)  # back to change it: replaced, not added
+    assert [s.score for s in desk.db.scores("d", "ann")] == [0.3]
+    with pytest.raises(InputError, match="only the admins"):
+        desk.check_admin("d", "ann", login=True)
+    desk.check_admin("d", None, login=False)
+    core.close()
+
+
+@pytest.mark.slow
+def test_the_scale_benchmark_prints_its_figures() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "costa", "bench", "campaign", "--items", "20", "--evaluators", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "campaign scale: 20 items × 2 evaluators" in r.stdout
+    assert "(target < 2 s)" in r.stdout and "ratio" in r.stdout and "not counted" in r.stdout
+
+
+@pytest.mark.slow
+def test_human_verdicts_are_labelled_cases_with_their_context(tmp_path: Path) -> None:
+    pytest.importorskip("costa.calibration")
+    from costa.campaign.db import CampaignDb
+    from costa.campaign.stats import ScoreRow
+    from costa.campaign.verdicts import human_verdicts
+    from costa.store import Store
+
+    home = tmp_path / "home"
+    tasks = write_tasks(tmp_path / "set")
+    assert costa(home, "create", "v", "--tasks", str(tasks), "--conditions", "reflect=off").returncode == 0
+    assert costa(home, "run", "v").returncode == 0
+    store = Store(home)
+    db = CampaignDb(store)
+    units = db.units("v")
+    ball = next(u for u in units if u.kind == "object_recoloration")
+    db.save_scores("v", [ScoreRow(ball.item_id, ball.unit, "ann", 1.0), ScoreRow(ball.item_id, ball.unit, "bob", 0.6)])
+    (case,) = human_verdicts(store, "v")
+    assert (case.kind, case.pointing, case.evaluators, case.score, case.right) == (
+        "object_recoloration",
+        "box",
+        2,
+        0.8,
+        True,
+    )
+    assert case.tool and case.costa == ball.verdict and case.content in ("photo", "graphic")
+    assert case.region in ("small", "medium", "large")  # the ball's pixels changed

@@ -24,6 +24,7 @@ RUNNERS: tuple[str, ...] = (
     "tools",
     "tasks",
     "planner",
+    "conversation",
     "app",
     "faults",
     "fasta",

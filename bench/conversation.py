@@ -73,7 +73,7 @@ def paint_sign(image: np.ndarray, word: str, at: Sequence[int]) -> tuple[np.ndar
     draw = ImageDraw.Draw(pil)
     left, top, right, bottom = draw.textbbox((0, 0), word, font=font)
     x, y = int(at[0]), int(at[1])
-    w, h = right - left + 20, bottom - top + 16
+    w, h = int(right - left) + 20, int(bottom - top) + 16
     draw.rectangle((x, y, x + w, y + h), fill=(236, 232, 220))
     draw.text((x + 10 - left, y + 8 - top), word, font=font, fill=(30, 30, 40))
     return np.asarray(pil).copy(), (x, y, w, h)
@@ -84,8 +84,11 @@ def make_scene(setup: dict[str, Any]) -> Scene:
     sign = None
     if "sign" in setup:
         image, sign = paint_sign(image, setup["sign"]["text"], setup["sign"]["at"])
-    box = tuple(setup["box"]) if "box" in setup else None
-    return Scene(image, box, sign)  # type: ignore[arg-type]
+    box: tuple[int, int, int, int] | None = None
+    if "box" in setup:
+        x, y, w, h = (int(v) for v in setup["box"])
+        box = (x, y, w, h)
+    return Scene(image, box, sign)
 
 
 # ------------------------------------------------------------------------------------------------------ checks
@@ -258,7 +261,7 @@ def run_session(core: Any, scene: Scene, turns: list[dict[str, Any]], tmp: Path)
         view = _last_view(core.run(core.prepare(sid, None, text, opts, (), box)))
         _, now = core.head(sid, None)
         on = turn.get("check", {}).get("region")
-        view_scene = Scene(scene.image, tuple(on), scene.sign) if isinstance(on, list) else scene  # type: ignore[arg-type]
+        view_scene = Scene(scene.image, (on[0], on[1], on[2], on[3]), scene.sign) if isinstance(on, list) else scene
         result_miss = check_turn(turn.get("check", {}), view_scene, images, now, bool(view and view.question))
         images.append(now)
         yield turn.get("ref", "first"), read_miss, result_miss
@@ -346,7 +349,7 @@ def run_long(home: Path, turns: int) -> list[str]:
         drift: list[float] = []
         first_pass: dict[str, bool] = {}
         late: list[str] = []
-        box = ",".join(str(v) for v in scene.box)
+        box = ",".join(str(v) for v in scene.box or ())
         for k in range(turns):
             text, what = LONG_CYCLE[k % len(LONG_CYCLE)]
             opts = TurnOptions.validate(core.settings)

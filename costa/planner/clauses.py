@@ -186,7 +186,7 @@ _LEADING_FILLER = re.compile(
     re.IGNORECASE,
 )
 _TRAILING_FILLER = re.compile(
-    r"(?:[\s,]+(?:please|for\s+me|thanks|thank\s+you|and|then|also))*[\s.!?,;:]*$", re.IGNORECASE
+    r"(?:[\s,]+(?:please|for\s+me|thanks|thank\s+you|and|then|also|too|as\s+well))*[\s.!?,;:]*$", re.IGNORECASE
 )
 #: Clauses that state a constraint ("while keeping the sky"), which every edit's unchanged-outside check enforces.
 _CONSTRAINT = re.compile(

@@ -90,7 +90,18 @@ def resolve_references(text: str, turns: Sequence[TurnRecord]) -> Resolution:
     if not turns:
         return Resolution(" ".join(text.strip().split()))
     entities = derive_entities(turns)
-    for reader in (_back, _instead, _same_colour_as, _more_or_less, _do_the_same, _other_or_previous, _text_ref, _it):
+    readers = (
+        _back,
+        _instead,
+        _same_colour_as,
+        _more_or_less,
+        _do_the_same,
+        _other_or_previous,
+        _text_ref,
+        _it,
+        _named_thing,
+    )
+    for reader in readers:
         found = reader(s, entities, turns)
         if found is not None:
             if found.about and found.box is None and found.region is None:
@@ -238,7 +249,10 @@ def _instead(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) ->
     e = _last(things)
     if e is None:
         return None
-    last = e.changes[-1]
+    kinds = (
+        ("object_recoloration",) if _is_colour(value) else ("text_replacement", "text_addition", "object_replacement")
+    )
+    last = next((c for c in reversed(e.changes) if c.kind in kinds), e.changes[-1])
     if last.kind == "object_recoloration" and _is_colour(value):
         return _resolved(f"make {e.describe()} {value.lower()}", e, "instead")
     if last.kind in ("text_replacement", "text_addition") and e.kind == "text":
@@ -284,6 +298,12 @@ def _same_colour_as(s: str, entities: Sequence[Entity], turns: Sequence[TurnReco
     return None
 
 
+_BARE = re.compile(
+    _LEAD + r"(?P<mod>a\s+(?:little\s+)?bit\s+|a\s+little\s+|slightly\s+|even\s+|much\s+|a\s+lot\s+|way\s+|"
+    r"somewhat\s+)?(?P<adj>darker|brighter|lighter|warmer|cooler|bigger|larger|smaller|more\s+saturated|"
+    r"less\s+saturated|more\s+contrast|less\s+contrast)(?:\s+still)?(?:\s+please)?[.!]?$",
+    re.IGNORECASE,
+)
 _MORE = re.compile(
     _LEAD + r"(?:(?P<mod>a\s+(?:little\s+)?bit|a\s+little|slightly|even|much|a\s+lot|way|just\s+a\s+touch)\s+)?"
     r"(?P<d>more|less|stronger|weaker|further)(?:\s+(?:please|than\s+that|of\s+(?:it|that)))?[.!]?$"
@@ -298,6 +318,15 @@ _OPPOSITES = {
 
 
 def _more_or_less(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) -> Resolution | None:
+    bare = _BARE.fullmatch(s)
+    if bare is not None:  # "even darker", "a bit brighter": the last edited thing, not the image
+        e = _last(entities)
+        if e is None or e.kind == "image":
+            return None
+        mod = (bare.group("mod") or "").strip()
+        adj = " ".join(bare.group("adj").lower().split())
+        text = f"make {e.describe()} {mod + ' ' if mod and mod != 'even' else ''}{adj}"
+        return _resolved(" ".join(text.split()), e, "a bit more")
     m = _MORE.fullmatch(s)
     if m is None:
         return None
@@ -434,3 +463,21 @@ def swap_target(instruction: str, old: str, new: str) -> str:
     if out == instruction:
         out = re.sub(rf"\b{re.escape(bare_old)}\b", phrase, instruction, flags=re.I)
     return out
+
+
+def _named_thing(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) -> Resolution | None:
+    """ "make the green suit darker": a thing named as it is now acts where it is (its remembered region)."""
+    from costa.errors import CostaError
+    from costa.planner import plan_with_rules
+
+    try:
+        plan = plan_with_rules(s)
+    except CostaError:
+        return None
+    targets = [t.target for t in plan.subtasks if t.target]
+    if len(targets) != 1:
+        return None
+    e = _named([x for x in entities if x.kind != "image"], targets[0])
+    if e is None or e.region is None or (e.kind == "object" and not e.colour):
+        return None  # only a name that says which one ("the green suit"), not any suit
+    return _resolved(s, e, "named")

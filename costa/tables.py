@@ -64,6 +64,7 @@ _SUBTASK_FLAGS = (
     "whole_image",
     "resizes",
     "unreferenced",
+    "invents",
 )
 _SUBTASK_KEYS = {"id", "name", "produces", "edits_image", "description", "target", *_SUBTASK_FLAGS}
 _REQUIRED_TOOL_KEYS = {"id", "family", "backend", "status", "subtasks", "inputs", "outputs"}

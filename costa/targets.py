@@ -118,7 +118,9 @@ _POSITION_PHRASE = re.compile(
     r"(?:\s+(?:side|edge|corner|half))?\b"
 )
 
-Aspect = Literal["colour", "shape", "class", "pointed", "text", "count", "size", "position", "ordinal", "qualifier"]
+Aspect = Literal[
+    "colour", "shape", "class", "pointed", "text", "count", "size", "position", "ordinal", "qualifier", "extent"
+]
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,11 @@ ARTIFACT_TYPES: tuple[str, ...] = (
     "label",  # str
     "caption",  # str
     "depth",  # np.ndarray float32 (H, W), larger = farther, normalised to [0, 1]
+    "invented",  # np.ndarray bool (H, W): every pixel a generative step of this turn produced (costa.invented)
+    "pointed",  # costa.agent.UserRegion: what the user pointed at, seen by every step (costa.constraints)
 )
+#: Artifacts the turn keeps for every step (not a tool's declared output): pixels invented so far, the user's pointing.
+TURN_ARTIFACTS: frozenset[str] = frozenset({"invented", "pointed"})
 
 
 @dataclass(frozen=True)
@@ -398,6 +402,9 @@ class SubtaskSpec:
     #: Its answer has no reference to check it against offline (a caption, a depth map): its check judges the form
     #: only, and the chat, the CLI and the API say the answer itself is not verified.
     unreferenced: bool = False
+    #: It paints pixels the photo never had (an outpainted margin, a removal's fill, a generated object): analysis
+    #: later in the turn does not treat them as the photo's own (costa.invented).
+    invents: bool = False
 
 
 @dataclass(frozen=True)

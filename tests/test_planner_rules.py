@@ -246,11 +246,13 @@ def test_costa_benchmark_prompts() -> None:
         ("image_upscaling", None, "2", {}, ()),
         ("object_recoloration", "tower", "gold", rgb("gold"), ()),
     ]
-    # Outpainting goes first (the reference Chain.json orders task 40 the same way).
+    # Analysis before generation (IMAGAgent's ordering): the dog and the person are found on the photo's own pixels,
+    # then the canvas is extended, then the edits. The reference Chain.json extends first; HOG then "detected a
+    # person" in the invented margin (issue 18).
     assert rows("Segment the dog, detect the person, recolor the leaves to red, and expand the image") == [
-        ("outpainting", None, None, {}, ()),
         ("object_segmentation", "dog", None, {}, ()),
         ("object_detection", "person", None, {}, ()),
+        ("outpainting", None, None, {}, ()),
         ("object_recoloration", "leaves", "red", rgb("red"), ()),
     ]
 
@@ -411,15 +413,17 @@ def test_validate_reorders_an_llm_style_plan() -> None:
         _sub("i", "object_detection", "cat", None, "h"),
     ]
     subtasks, unsupported = validate_subtasks(raw, KINDS)
+    # The reads come first, on the photo's own pixels (after the text edit they read, before anything that invents
+    # pixels: the replacement, the extension, the removals' fills); then the rest in the order given.
     assert [(s.id, s.kind, s.target, s.result, s.parents) for s in subtasks] == [
-        ("s1", "object_replacement", "truck", "car", ()),
-        ("s2", "object_recoloration", "car", "red", ("s1",)),
-        ("s3", "outpainting", None, None, ("s2",)),
-        ("s4", "text_replacement", "SALE", "OPEN", ()),
-        ("s5", "text_detection", None, None, ("s4",)),
-        ("s6", "object_removal", "cat", None, ()),
-        ("s7", "object_removal", "dog", None, ()),
-        ("s8", "object_detection", "cat", None, ()),
+        ("s1", "text_replacement", "SALE", "OPEN", ()),
+        ("s2", "text_detection", None, None, ("s1",)),
+        ("s3", "object_detection", "cat", None, ()),
+        ("s4", "object_replacement", "truck", "car", ()),
+        ("s5", "object_recoloration", "car", "red", ("s4",)),
+        ("s6", "outpainting", None, None, ("s5",)),
+        ("s7", "object_removal", "cat", None, ()),
+        ("s8", "object_removal", "dog", None, ()),
     ]
     assert [(u.text, u.reason) for u in unsupported] == [
         ("teleportation target='cat'", "'teleportation' is not a subtask kind in the tables")

@@ -14,7 +14,7 @@ from costa.tools.base import Tool
 from costa.tools.recolour import HsvRecolorer, LabRecolorer
 from costa.tools.removal import PatchMatchRemover, TeleaRemover
 from costa.tools.segment import BoxMasker, GrabCutSegmenter
-from costa.types import Box, EditState, Mask, Requirements, Subtask, ToolOutput, ToolSpec
+from costa.types import TURN_ARTIFACTS, Box, EditState, Mask, Requirements, Subtask, ToolOutput, ToolSpec
 
 BACKGROUNDS = ("flat", "gradient", "texture")
 
@@ -98,8 +98,11 @@ class TestToolContract:
         first = run_tool(tool_id, state, subtask)
         second = run_tool(tool_id, state, subtask)
         declared = set(SPECS[tool_id][1].outputs)
-        produced = set(first.artifacts) | ({"image"} if first.image is not None else set())
+        produced = (set(first.artifacts) - TURN_ARTIFACTS) | ({"image"} if first.image is not None else set())
         assert produced == declared
+        invented = first.artifacts.get("invented")
+        if invented is not None:  # a fill is invented content: later analysis in the turn must not read it
+            assert invented.dtype == bool and np.array_equal(invented, first.edited_region)
         if first.image is not None:
             assert first.image.dtype == np.uint8 and first.image.shape == scene.image.shape
             assert first.edited_region is not None and first.edited_region.dtype == bool

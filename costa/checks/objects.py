@@ -14,15 +14,23 @@ import numpy as np
 from costa.checks import CheckContext, CheckFn
 from costa.checks.artifacts import removal_artifacts
 from costa.checks.common import boundary_alignment, ciede2000_values, shading_correlation
-from costa.checks.region import POINT_BETTER, changed_elsewhere, coverage, judged_region, margin_px, pointing
+from costa.checks.region import (
+    POINT_BETTER,
+    changed_elsewhere,
+    coverage,
+    judged_region,
+    margin_px,
+    pointing,
+    too_small,
+)
 from costa.checks.target import background_inside, partial_object, target_consistency
 from costa.colours import colour_name, parse_colour
 from costa.errors import ToolError
 from costa.masks import dilate_mask, erode_mask, largest_component, ring_around, union_masks
 from costa.types import Box, EditState, Mask, Subtask, ToolOutput, Verdict
 
-# Artifact sanity: an object covers between 0.05 % of the image (≈ 20×20 px at 1024×768) and 95 % of it.
-MIN_AREA_SHARE = 0.0005
+# Artifact sanity: an object is not `too_small` (costa.checks.region: the one rule, ≥ 64 px and 0.05 % of the
+# image, ≈ 20×20 px at 1024×768, and 3 px thick somewhere) and covers at most 95 % of the image.
 MAX_AREA_SHARE = 0.95
 # Contour alignment (`boundary_alignment`): a mask whose outline has this many times the colour change of its
 # surroundings follows the object's edges (→ 1.0); one at the lower ratio is a shape drawn across background (→ 0).
@@ -218,8 +226,9 @@ def _mask_verdict(mask: Mask, shape: tuple[int, int], *, compactness: bool) -> V
         return Verdict(0.0, (f"{name} is empty",))
     if share > MAX_AREA_SHARE:
         return Verdict(0.0, (f"{name} covers {share:.0%} of the image: nothing was separated",))
-    if share < MIN_AREA_SHARE:
-        return Verdict(0.0, (f"{name} covers {share:.3%} of the image, too little to be an object: {POINT_BETTER}",))
+    tiny = too_small(mask.data, name)
+    if tiny is not None:
+        return Verdict(0.0, (f"{tiny}: {POINT_BETTER}",))
     reasons = [f"{name} covers {share:.1%} of the image"]
     quality = 1.0
     if compactness:
@@ -290,8 +299,9 @@ def _box_verdict(box: Box, width: int, height: int) -> Verdict:
     share = inside_w * inside_h / float(width * height)
     if share > MAX_AREA_SHARE:
         return Verdict(0.0, (f"{name} {where} covers {share:.0%} of the image: it does not locate anything",))
-    if share < MIN_AREA_SHARE:
-        return Verdict(0.0, (f"{name} {where} covers {share:.3%} of the image, too little to be an object",))
+    tiny = too_small(box.to_mask(height, width), f"{name} {where}")
+    if tiny is not None:
+        return Verdict(0.0, (f"{tiny}: {POINT_BETTER}",))
     return Verdict(1.0, (f"{name} {where} covers {share:.1%} of the image",))
 
 

@@ -65,27 +65,28 @@ def judged_region(before: EditState, shape: tuple[int, int] | None = None) -> np
     return out if out.any() else None
 
 
-def pointing(region: np.ndarray, what: str = "the region") -> Verdict | None:
-    """A failing verdict asking for better pointing when `region` is too small to be an object (under 64 px or
-    0.05 % of the image) or a thread of pixels (nowhere `MIN_THICKNESS_PX` thick: a flood fill along one highlight
-    row of a shiny object), else None."""
+def too_small(region: np.ndarray, what: str = "the region") -> str | None:
+    """Why `region` (bool (H, W)) is too small or thin to be the object someone means, or None: under
+    `MIN_REGION_PX` pixels or `MIN_REGION_SHARE` of the image, or nowhere `MIN_THICKNESS_PX` thick (a flood fill
+    along one highlight row of a shiny object).
+
+    The one rule for it: a click's region (`costa.pointing`), a grounder's masks and boxes (the artifact checks) and
+    the region an edit's check judges all ask this, so none accepts what another refuses.
+    """
     area = int(region.sum())
     share = area / float(region.size)
     if area < MIN_REGION_PX or share < MIN_REGION_SHARE:
-        return Verdict(
-            0.0,
-            (f"{what} is {area} px ({share:.3%} of the image), too small to be the object: {POINT_BETTER}",),
-        )
+        return f"{what} is {area} px ({share:.3%} of the image), too small to be the object"
     thickness = _thickness_px(region)
     if thickness < MIN_THICKNESS_PX:
-        return Verdict(
-            0.0,
-            (
-                f"{what} is at most {thickness:.0f} px thick ({area} px in all), a sliver, not the object: "
-                + POINT_BETTER,
-            ),
-        )
+        return f"{what} is at most {thickness:.0f} px thick ({area} px in all), a sliver, not the object"
     return None
+
+
+def pointing(region: np.ndarray, what: str = "the region") -> Verdict | None:
+    """A failing verdict asking for better pointing when `region` is `too_small`, else None."""
+    why = too_small(region, what)
+    return None if why is None else Verdict(0.0, (f"{why}: {POINT_BETTER}",))
 
 
 def _thickness_px(region: np.ndarray) -> float:

@@ -12,8 +12,13 @@ Rules applied, in this order:
 6. Dependencies are added: an object subtask whose target a replacement or addition creates gets that subtask as
    parent; text detection and extraction read the text after every text edit (parent: the last text edit before
    them once sorted).
-7. Subtasks are sorted topologically, outpainting first, otherwise in the order given; ids become s1, s2, … and every
-   parent points earlier.
+7. Analysis runs on the photo's own pixels (IMAGAgent's dependency ordering): a subtask that only looks at the image
+   (detection, segmentation, reading, captioning…: `edits_image` false) comes before every subtask that paints
+   pixels the photo never had (`invents`: outpainting, removal fills, generated objects), unless the plan or the
+   rules above order it after one, or its target asks about the new content ("the person in the extended part").
+   CoSTA*'s sample 40 once extended the canvas first and HOG then "detected a person" in the invented margin.
+8. Subtasks are sorted topologically, outpainting first among those free to run, otherwise in the order given; ids
+   become s1, s2, … and every parent points earlier.
 
 >>> from costa.types import Plan, Subtask
 >>> plan = Plan(subtasks=(
@@ -46,6 +51,10 @@ TEXT_EDIT_KINDS = KindSet("edits_text")
 TEXT_READ_KINDS = KindSet("reads_text")
 #: Kinds that run before everything else (they change the canvas every later edit works on).
 FIRST_KINDS = KindSet("runs_first")
+#: Kinds that paint pixels the photo never had; analysis runs before them.
+INVENTING_KINDS = KindSet("invents")
+#: Kinds that only look at the image.
+ANALYSIS_KINDS = KindSet("edits_image", False)
 #: Kinds where two different results for one target contradict each other.
 _EXCLUSIVE_KINDS = KindSet("exclusive")
 #: Global adjustments that undo each other.
@@ -321,7 +330,36 @@ def _add_dependencies(items: list[_Item]) -> dict[str, set[str]]:
                     ordering[it.id].add(c.id)
         if it.kind in TEXT_READ_KINDS:
             ordering[it.id] |= {e.id for e in text_edits if it.id not in ancestors[e.id]}
+    _analysis_first(items, ordering)
     return ordering
+
+
+def _must_follow(later: str, earlier: str, ordering: dict[str, set[str]]) -> bool:
+    """Whether `ordering` (child → ids before it) already puts `earlier` before `later`, directly or through others."""
+    seen, stack = set(), [later]
+    while stack:
+        for before in ordering[stack.pop()]:
+            if before == earlier:
+                return True
+            if before not in seen:
+                seen.add(before)
+                stack.append(before)
+    return False
+
+
+def _analysis_first(items: list[_Item], ordering: dict[str, set[str]]) -> None:
+    """Rule 7: each analysis subtask before every inventing one it is not already ordered after."""
+    from costa.invented import asks_for_invented
+
+    inventing = [it for it in items if it.kind in INVENTING_KINDS]
+    for it in items:
+        if it.kind not in ANALYSIS_KINDS or it.kind in INVENTING_KINDS:
+            continue
+        if asks_for_invented(Subtask(id=it.id, kind=it.kind, target=it.target, result=it.result)):
+            continue
+        for g in inventing:
+            if g is not it and not _must_follow(it.id, g.id, ordering):
+                ordering[g.id].add(it.id)
 
 
 def _link_text_reads(ordered: list[_Item]) -> None:

@@ -55,10 +55,15 @@ class Tool:
         """Load models or heavy modules; called once before the first `run`."""
 
     def __call__(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        """Run the tool with `params` checked against its declaration and the declared defaults filled in."""
+        """Run the tool with `params` checked against its declaration and the declared defaults filled in; its
+        output is made to respect what the user pointed at and the photo's own pixels (`costa.constraints`)."""
+        from costa.constraints import constrain_output
+        from costa.tables import KindSet
+
         params = check_params(self.spec.params, params, self.spec.id)
         self.ensure_loaded()
-        return self.run(state, subtask, params)
+        output = self.run(state, subtask, params)
+        return constrain_output(self.spec.id, state, subtask, output, subtask.kind in KindSet("invents"))
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
         """Do the work on `state` for `subtask` with the attempt's `params`; raise `ToolError` when it cannot."""

@@ -118,14 +118,21 @@ class TurnState:
     verifications: tuple[VerificationEntry, ...] = ()  # what each subtask's grounder verified along this path
 
     def carried(self) -> TurnState:
-        """This state as the start of the next subtask: the image and every result so far, no tool artifacts."""
-        return TurnState(EditState(self.edit.image), self.results, self.images, self.finals, self.verifications)
+        """This state as the start of the next subtask: the image and every result so far, no tool artifacts (but
+        the pixels invented so far this turn, contract 3)."""
+        from costa.constraints import carried
+
+        edit = EditState(self.edit.image, carried(self.edit))
+        return TurnState(edit, self.results, self.images, self.finals, self.verifications)
 
 
 def subtask_start(edit: EditState, region: UserRegion) -> EditState:
     """The state a subtask's first step starts from: the current image and what the user pointed at, not the
-    artifacts earlier subtasks' tools left (their boxes are not this target's)."""
-    return EditState(edit.image, region.artifacts())
+    artifacts earlier subtasks' tools left (their boxes are not this target's); what the user pointed at is also
+    kept as `pointed` for every step and check, and the pixels invented so far as `invented` (costa.constraints)."""
+    from costa.constraints import carried
+
+    return EditState(edit.image, {**region.artifacts(), **carried(edit, region)})
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,249 @@
+"""What every tool output must respect: what the user pointed at, and the photo's own pixels.
+
+`constrain_output` runs after every tool call (`costa.tools.base.Tool.__call__`), so it holds for every grounder,
+built-in or added later, in every search mode:
+
+- **Pointing is a constraint.** When the user clicked, boxed or brushed (the `pointed` artifact), a box, mask or text
+  region an analysis tool returns is kept only when it agrees (`pointing_problem`): it contains the click (one
+  click; with several, one of them, or it lies within the box they span), lies within the typed box, lies on the
+  brush, and holds no negative click. A detector's hit elsewhere is never used: HOG's other person, sitting far
+  behind the one clicked on, was once removed instead ("done", 1.00). When nothing agrees the tool fails, so the
+  search tries another path.
+- **One click with no confident mask is not a guess.** A mask whose extent rests on a single click alone (no
+  detector vouches for its class, no box or brush bounds it) is verified only when an independent segmentation of
+  the same click (the click's shading-following flood fill) agrees with it (IoU ≥ `CLICK_AGREEMENT`); otherwise its
+  `Verification` misses the extent and the target is reported unverified with the candidate shown (the person is
+  asked for a box or a brush, or accepts the candidate).
+- **Analysis runs on real pixels.** Results lying mostly in pixels costa invented this turn are dropped
+  (`costa.invented`), unless the subtask asks about the new content.
+- A step that produces an image updates the `invented` artifact when its kind invents pixels.
+
+Units: pixels; shares in [0, 1].
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from costa.errors import GroundingError
+from costa.invented import (
+    INVENTED,
+    MOSTLY_INVENTED,
+    asks_for_invented,
+    invented_after,
+    invented_mask,
+    invented_share,
+    item_region,
+)
+from costa.types import Box, EditState, Mask, Point, Subtask, ToolOutput
+
+#: Artifact types whose items say where something is, and so must agree with the pointing and lie on real pixels.
+LOCATING = ("boxes", "masks", "text_regions")
+#: Share of a region that must lie within the user's box (grown by `_slack_px`) or brush.
+WITHIN_SHARE = 0.9
+#: Share of a user's brush that a mask must cover to agree with it (a brush is the region itself).
+BRUSH_COVER = 0.5
+#: IoU between a one-click mask and the click's own flood fill from which the mask's extent counts as confirmed.
+CLICK_AGREEMENT = 0.75
+#: Labels `costa.pointing` gives to what it derives from clicks and brushes (not constraints typed by the user).
+CLICK_LABEL, CLICKS_LABEL, BRUSH_LABEL = "user click", "user clicks", "user brush"
+
+
+def _slack_px(box: Box) -> int:
+    """Pixels a region may reach beyond a user's box: 5 % of its longer side, at least 4 (a box drawn tight)."""
+    return max(4, round(0.05 * max(box.w, box.h)))
+
+
+def _click_slack_px(shape: tuple[int, int]) -> int:
+    """How near a mask's edge a click may fall and still be on it: 1 % of the shorter side, at least 3 px."""
+    return max(3, round(0.01 * min(shape)))
+
+
+def _grown(box: Box, shape: tuple[int, int]) -> np.ndarray:
+    h, w = shape
+    s = _slack_px(box)
+    out = np.zeros(shape, bool)
+    out[max(0, box.y - s) : min(h, box.y2 + s), max(0, box.x - s) : min(w, box.x2 + s)] = True
+    return out
+
+
+def _covers_point(region: np.ndarray, p: Point, is_box: bool) -> bool:
+    h, w = region.shape
+    if is_box:
+        return bool(region[min(max(p.y, 0), h - 1), min(max(p.x, 0), w - 1)])
+    r = _click_slack_px(region.shape)
+    return bool(region[max(0, p.y - r) : p.y + r + 1, max(0, p.x - r) : p.x + r + 1].any())
+
+
+def pointing_problem(region: np.ndarray, pointed: Any, is_box: bool = False) -> str | None:
+    """Why `region` (bool (H, W)) disagrees with what the user pointed at (`pointed`: a `costa.agent.UserRegion`),
+    or None when it agrees. `is_box`: the region is a detector's box (it may hold a negative click: boxes hold
+    background)."""
+    shape = region.shape
+    area = int(region.sum())
+    if area == 0:
+        return "it is empty"
+    for b in getattr(pointed, "boxes", ()):
+        if b.label in (CLICK_LABEL, CLICKS_LABEL):
+            continue  # derived from clicks: the clicks themselves are the constraint
+        inside = float((region & _grown(b, shape)).sum()) / area
+        if inside < WITHIN_SHARE:
+            what = "the brush's extent" if b.label == BRUSH_LABEL else f"your box {b.x},{b.y},{b.w},{b.h}"
+            return f"only {inside:.0%} of it lies within {what}"
+    for m in getattr(pointed, "masks", ()):
+        if m.label != BRUSH_LABEL or m.data.shape != shape or is_box:
+            continue
+        from costa.masks import dilate_mask
+
+        brush = m.data
+        slack = _slack_px(m.bbox() or Box(0, 0, 1, 1))
+        inside = float((region & dilate_mask(brush, slack)).sum()) / area
+        covered = float((region & brush).sum()) / max(1, int(brush.sum()))
+        if inside < WITHIN_SHARE or covered < BRUSH_COVER:
+            return (
+                f"it does not agree with your brush ({inside:.0%} of it on the brush, {covered:.0%} of the brush in it)"
+            )
+    points = tuple(getattr(pointed, "points", ()))
+    positive = [p for p in points if p.positive]
+    if positive and not any(_covers_point(region, p, is_box) for p in positive):
+        clicks_box = next((b for b in getattr(pointed, "boxes", ()) if b.label == CLICKS_LABEL), None)
+        within = clicks_box is not None and float((region & _grown(clicks_box, shape)).sum()) / area >= WITHIN_SHARE
+        if not within:
+            where = "; ".join(f"{p.x},{p.y}" for p in positive)
+            return f"it holds none of your clicks ({where})" if len(positive) > 1 else f"it misses your click {where}"
+    if not is_box:
+        hit = [p for p in points if not p.positive and region[p.y, p.x]]
+        if hit:
+            return f"it holds your background click at {hit[0].x},{hit[0].y}"
+    return None
+
+
+def _one_click(pointed: Any) -> Point | None:
+    """The click when the user's only pointing is one positive click (and perhaps background clicks)."""
+    points = [p for p in getattr(pointed, "points", ()) if p.positive]
+    if len(points) != 1:
+        return None
+    if any(b.label != CLICK_LABEL for b in getattr(pointed, "boxes", ())):
+        return None
+    if any(m.label != CLICK_LABEL for m in getattr(pointed, "masks", ())):
+        return None
+    return points[0]
+
+
+def _click_outline(image: np.ndarray, click: Point) -> np.ndarray | None:
+    from costa.pointing import click_outline
+
+    mask = click_outline(image, click.x, click.y)
+    return None if mask is None else mask.data
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    union = int((a | b).sum())
+    return float((a & b).sum()) / union if union else 0.0
+
+
+def _extent_checked(item: Mask, flood: np.ndarray | None, tool_id: str, target: str | None) -> Mask:
+    """`item` with a `Verification` saying whether its extent is confirmed (see the module docstring)."""
+    from costa.grounding import pointed
+    from costa.targets import Evidence, Verification
+
+    record = item.verification
+    if record is not None and any(e.aspect != "pointed" for e in record.verified):
+        return item  # a detector or a colour grounder vouches for what it is; its extent is its own
+    agreement = _iou(item.data, flood) if flood is not None and flood.shape == item.data.shape else None
+    base = record or pointed(tool_id, target)
+    if agreement is not None and agreement >= CLICK_AGREEMENT:
+        extent = Evidence("extent", "one click", f"agrees with the click's own outline (IoU {agreement:.2f})")
+        return replace(item, verification=replace(base, verified=(*base.verified, extent)))
+    why = (
+        f"its outline and the click's own outline disagree (IoU {agreement:.2f} < {CLICK_AGREEMENT})"
+        if agreement is not None
+        else "one click gives no outline to confirm it"
+    )
+    missing = Evidence("extent", "one click", f"{why}: draw a box or brush over the object, or accept this region")
+    return replace(item, verification=Verification(base.method, base.target, base.verified, (*base.missing, missing)))
+
+
+def _filtered(
+    tool_id: str, state: EditState, subtask: Subtask, output: ToolOutput, pointed: Any, invented: np.ndarray | None
+) -> ToolOutput:
+    shape = (state.height, state.width)
+    artifacts = dict(output.artifacts)
+    notes: list[str] = []
+    click = _one_click(pointed) if pointed is not None else None
+    outline: list[np.ndarray | None] = []  # the click's own outline, computed once when a mask needs it
+    for kind in LOCATING:
+        items = tuple(artifacts.get(kind) or ())
+        if not items:
+            continue
+        kept: list[Any] = []
+        refusals: list[str] = []
+        for item in items:
+            region = item_region(item, shape)
+            if region is None:
+                kept.append(item)
+                continue
+            share = invented_share(region, invented)
+            if share > MOSTLY_INVENTED:
+                refusals.append(f"{share:.0%} of it lies in pixels costa invented this turn")
+                continue
+            problem = None if pointed is None else pointing_problem(region, pointed, is_box=not isinstance(item, Mask))
+            if problem is not None:
+                refusals.append(problem)
+                continue
+            if click is not None and isinstance(item, Mask):
+                if not outline:
+                    outline.append(_click_outline(state.image, click))
+                item = _extent_checked(item, outline[0], tool_id, subtask.target)
+            kept.append(item)
+        if not kept:
+            raise GroundingError(
+                f"none of the {len(items)} {kind.replace('_', ' ')} it found can be used: {refusals[0]}",
+                "A detector's hit away from what you pointed at, or in content costa made up, is never used: point "
+                "at the object itself (click on it, or draw a box or brush over it)",
+            )
+        if len(kept) < len(items):
+            notes.append(f"dropped {len(items) - len(kept)} of {len(items)} {kind.replace('_', ' ')}: {refusals[0]}")
+        artifacts[kind] = tuple(kept) if not isinstance(items, list) else kept
+    note = "; ".join(notes)
+    return replace(output, artifacts=artifacts, notes=(output.notes + ("; " if output.notes and note else "") + note))
+
+
+def constrain_output(tool_id: str, state: EditState, subtask: Subtask, output: ToolOutput, invents: bool) -> ToolOutput:
+    """`output` made to respect the user's pointing and the photo's own pixels (see the module docstring).
+
+    Args:
+        tool_id: the tool that produced it (named in verification records).
+        state: the state the tool ran on (its `pointed` and `invented` artifacts).
+        invents: the subtask's kind paints new pixels (`invents` in subtasks.yaml).
+
+    Raises:
+        GroundingError: an analysis tool found nothing that agrees with the pointing or lies on real pixels.
+    """
+    if output.image is not None:
+        mask = invented_after(state, subtask, output, invents)
+        if mask is None or output.artifacts.get(INVENTED) is not None:
+            return output
+        return replace(output, artifacts={**output.artifacts, INVENTED: mask})
+    pointed = state.artifacts.get("pointed")
+    invented = None if asks_for_invented(subtask) else invented_mask(state)
+    if pointed is None and (invented is None or not invented.any()):
+        return output
+    if not any(output.artifacts.get(k) for k in LOCATING):
+        return output
+    return _filtered(tool_id, state, subtask, output, pointed, invented)
+
+
+def carried(state: EditState, region: Any = None) -> dict[str, Any]:
+    """The artifacts a new subtask starts with besides the user's own boxes, masks and clicks: what the user pointed
+    at (`pointed`, seen by every step and check) and the pixels invented so far this turn (`invented`)."""
+    out: dict[str, Any] = {}
+    if region is not None and region.artifacts():
+        out["pointed"] = region
+    mask = invented_mask(state)
+    if mask is not None:
+        out[INVENTED] = mask
+    return out

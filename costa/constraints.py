@@ -134,7 +134,7 @@ def _one_click(pointed: Any) -> Point | None:
 
 
 def _click_outline(image: np.ndarray, click: Point) -> np.ndarray | None:
-    from costa.pointing import click_outline
+    from costa.clicks import click_outline
 
     mask = click_outline(image, click.x, click.y)
     return None if mask is None else mask.data

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from costa.clicks import click_region
 from costa.errors import InputError
-from costa.pointing import brush_mask, click_region, describe_region, region_from_pointing
+from costa.pointing import brush_mask, describe_region, region_from_pointing
 from costa.types import Point
 
 

@@ -153,8 +153,9 @@ def test_the_tower_sample_deblurs_and_upscales_and_asks_for_pointing(tmp_path: P
 
 def test_one_click_on_a_thin_shiny_object_asks_for_better_pointing(tmp_path: Path) -> None:
     from costa.agent import run_turn
+    from costa.clicks import click_region
     from costa.events import TargetUnverified, ToolFinished, TurnDone
-    from costa.pointing import click_region, region_from_pointing
+    from costa.pointing import region_from_pointing
     from costa.services import Services
     from costa.turn.records import UserRegion
     from costa.types import Plan, Subtask

@@ -9,27 +9,12 @@ rest of the image fails even when the target looks right, whatever region the to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping
 
-from costa.types import EditState, Subtask, SubtaskSpec, TextRegion, ToolOutput, Verdict
+from costa.checks.context import CheckContext, CheckFn, TextReader
+from costa.types import EditState, Subtask, SubtaskSpec, ToolOutput, Verdict
 
-
-class TextReader(Protocol):
-    """Anything that reads text lines from an RGB uint8 image (the OCR tool's engine in production)."""
-
-    def read(self, image: object) -> tuple[TextRegion, ...]: ...
-
-
-@dataclass(frozen=True)
-class CheckContext:
-    """What checks may use besides the images: an OCR reader for text checks."""
-
-    reader: TextReader
-
-
-CheckFn = Callable[[CheckContext, Subtask, EditState, EditState, ToolOutput], Verdict]
+__all__ = ["CheckContext", "CheckFn", "TextReader", "artifact_checks", "check_step", "subtask_checks"]
 
 
 def subtask_checks() -> Mapping[str, CheckFn]:

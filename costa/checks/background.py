@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-from costa.checks import CheckContext, CheckFn
 from costa.checks.common import boundary_alignment
+from costa.checks.context import CheckContext, CheckFn
 from costa.types import EditState, Subtask, ToolOutput, Verdict
 
 #: A background pixel is "the fill" when no channel differs from the fill's by more than this (out of 255).

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from costa.checks import CheckContext, CheckFn
+from costa.checks.context import CheckContext, CheckFn
 from costa.errors import ToolError
 from costa.masks import union_masks
 from costa.types import EditState, Subtask, ToolOutput, Verdict

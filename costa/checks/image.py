@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from costa.checks import CheckContext, CheckFn
 from costa.checks.artifacts import (
     clipping_verdict,
     copied_colour_share,
@@ -21,6 +20,7 @@ from costa.checks.artifacts import (
     margin_stats,
     mirror_verdict,
 )
+from costa.checks.context import CheckContext, CheckFn
 from costa.errors import ToolError
 from costa.imagestats import (
     blur_sigma,

@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from costa.checks import CheckContext, CheckFn
 from costa.checks.artifacts import removal_artifacts
 from costa.checks.common import boundary_alignment, ciede2000_values, shading_correlation
+from costa.checks.context import CheckContext, CheckFn
 from costa.checks.region import (
     POINT_BETTER,
     changed_elsewhere,

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from costa.checks import CheckContext, CheckFn
+from costa.checks.context import CheckContext, CheckFn
 from costa.masks import union_masks
 from costa.types import Box, EditState, Mask, Subtask, ToolOutput, Verdict
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from costa.checks import CheckContext, CheckFn
+from costa.checks.context import CheckContext, CheckFn
 from costa.types import EditState, Subtask, ToolOutput, Verdict
 
 #: A caption longer than this many words is not one sentence describing the image.

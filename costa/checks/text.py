@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from costa.checks import CheckContext, CheckFn, TextReader
 from costa.checks.artifacts import copied_into_fill, removal_artifacts, shading_kept
+from costa.checks.context import CheckContext, CheckFn, TextReader
 from costa.checks.exact import text_added
 from costa.errors import ToolError
 from costa.glyphs import edge_energy, locate_text

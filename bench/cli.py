@@ -35,6 +35,7 @@ RUNNERS: tuple[str, ...] = (
     "real",
     "requests",
     "campaign",
+    "masks",
 )
 
 #: The shared benchmark data beside the repository (<workspace>/shared/benchmarks); optional.

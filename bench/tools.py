@@ -364,7 +364,9 @@ def measurable_pairs(services: Services, tools: Sequence[str] | None = None) -> 
             skipped.append(f"{tool_id}: {why}")
             continue
         for kind in spec.subtasks:
-            if kind in CASE_KINDS:
+            if tables.benchmark[(tool_id, kind)].source == "real":
+                skipped.append(f"{tool_id} on {kind}: measured on real photos (bench masks), not replaced")
+            elif kind in CASE_KINDS:
                 pairs.append((tool_id, kind))
             else:
                 skipped.append(f"{tool_id} on {kind}: no synthetic cases for this subtask")

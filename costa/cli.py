@@ -218,9 +218,11 @@ def cmd_edit(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+    from costa.models.weights import package_weights
     from costa.services import Services
 
     services = Services()
+    shipped = package_weights(services.settings)  # weights inside registry packages: file, size, SHA-256, licence
     rows: list[dict[str, Any]] = []
     for tid, spec in services.tables.tools.items():
         why = services.why_not(tid)
@@ -231,6 +233,7 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
                 "ready": why is None,
                 "why": why or "",
                 "subtasks": list(spec.subtasks),
+                "weights": [w.record() for w in shipped if w.spec.id in spec.requirements.weights],
             }
         )
     if args.json:
@@ -246,6 +249,9 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     ]
     if uncovered:
         print(f"subtasks with no ready tool: {', '.join(uncovered)}", file=out)
+    print("weights shipped inside registry packages (requirements-nodeps.txt, installed with --no-deps):", file=out)
+    for w in shipped:
+        print(f"  {w.line()}", file=out)
     from costa.subroutines.commands import print_estimates
 
     print_estimates(out)

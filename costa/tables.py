@@ -34,9 +34,9 @@ SUBTASKS_FILE = "subtasks.yaml"
 TOOLS_FILE = "tools.yaml"
 BENCHMARK_FILE = "benchmark.csv"
 BENCHMARK_COLUMNS = ("tool", "subtask", "seconds", "quality", "pass_rate", "source", "n")
-#: Where a row's quality came from (see `BenchmarkRow`); the first two are measured here and need n > 0.
-BenchmarkSource = Literal["truth", "check", "paper", "estimate"]
-BENCHMARK_SOURCES: tuple[BenchmarkSource, ...] = ("truth", "check", "paper", "estimate")
+#: Where a row's quality came from (see `BenchmarkRow`); the first three are measured here and need n > 0.
+BenchmarkSource = Literal["truth", "check", "real", "paper", "estimate"]
+BENCHMARK_SOURCES: tuple[BenchmarkSource, ...] = ("truth", "check", "real", "paper", "estimate")
 _T = TypeVar("_T")
 
 _TOOL_KEYS = {
@@ -283,7 +283,7 @@ def _parse_benchmark(
         source = row["source"]
         if source not in BENCHMARK_SOURCES:
             raise TableError(f"{at}: source must be one of {', '.join(BENCHMARK_SOURCES)}, got {source!r}")
-        measured = source in ("truth", "check")
+        measured = source in ("truth", "check", "real")
         if measured and n <= 0:
             raise TableError(f"{at}: a row measured against {source} needs n > 0")
         raw_pass = (row["pass_rate"] or "").strip()

@@ -312,7 +312,8 @@ def findable_by(family: str, target: str | None) -> bool:
     """Whether a grounder of tool `family` can produce a candidate for `target` at all (decided before running).
 
     The colour grounder needs a colour in the head of every thing named; the face and people detectors need a target
-    naming faces or people. Other families (pointing, box segmentation, editors, neural detectors) are not limited
+    naming faces or people; the salient-object masker (U²-Net-p without pointing) serves no named target. Other
+    families (pointing, box segmentation, editors, neural detectors) are not limited
     by the target's words.
     """
     if family == "colour_ground":
@@ -321,7 +322,8 @@ def findable_by(family: str, target: str | None) -> bool:
         return names_faces(target)
     if family == "people":
         return names_people(target)
-    return True
+    # The salient-object masker knows no class: it serves subtasks without a named target only.
+    return family != "salient"
 
 
 def ground_advice(target: str | None) -> str:

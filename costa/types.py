@@ -413,18 +413,20 @@ class BenchmarkRow:
 
     `quality` is the mean graded quality in [0, 1] (how well the tool did what was asked); `source` says where it came
     from: "truth" (graded against synthetic ground truth, `costa.synthetic.grades`), "check" (the mean check quality,
-    where the scenes have no truth), "paper" (a published figure) or "estimate". `pass_rate` is the share of measured
-    cases whose check reached the search's threshold (None for paper and estimate rows); measured rows have `n` > 0.
+    where the scenes have no truth), "real" (graded against hand-made truth on real photos, `bench masks`; never
+    replaced by synthetic measurements), "paper" (a published figure) or "estimate". `pass_rate` is the share of
+    measured cases whose check reached the search's threshold (for "real" rows: whose IoU reached
+    `bench.masks.PASS_IOU`; None for paper and estimate rows); measured rows have `n` > 0.
     """
 
     tool: str
     subtask: str
     seconds: float
     quality: float
-    source: Literal["truth", "check", "paper", "estimate"]
+    source: Literal["truth", "check", "real", "paper", "estimate"]
     n: int = 0
     pass_rate: float | None = None
 
     @property
     def measured(self) -> bool:
-        return self.source in ("truth", "check")
+        return self.source in ("truth", "check", "real")

@@ -195,9 +195,11 @@ def test_tools_bench_filter_measures_only_the_named_tools() -> None:
     from costa.services import Services
 
     services = Services()
-    pairs, _ = measurable_pairs(services, ["haar_faces", "box_mask"])
-    assert {t for t, _ in pairs} == {"haar_faces", "box_mask"}
-    assert ("haar_faces", "privacy_blur") in pairs and ("box_mask", "privacy_blur") in pairs
+    pairs, skipped = measurable_pairs(services, ["colour_grounder", "box_mask", "haar_faces"])
+    assert {t for t, _ in pairs} == {"colour_grounder", "box_mask"}
+    assert ("colour_grounder", "object_removal") in pairs and ("box_mask", "privacy_blur") in pairs
+    # haar_faces' rows were measured on real photos (bench masks): synthetic cases never replace them.
+    assert "haar_faces on privacy_blur: measured on real photos (bench masks), not replaced" in skipped
     _, skipped = measurable_pairs(services, ["sam", "zero123_view"])  # neural (ready) and planned: not embedded
     assert "sam: status ready, backend neural" in skipped and "zero123_view: status planned, backend neural" in skipped
     with pytest.raises(ValueError, match="unknown tool id"):

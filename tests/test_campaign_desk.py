@@ -106,3 +106,21 @@ def test_human_verdicts_are_labelled_cases_with_their_context(tmp_path: Path) ->
     )
     assert case.tool and case.costa == ball.verdict and case.content in ("photo", "graphic")
     assert case.region in ("small", "medium", "large")  # the ball's pixels changed
+
+
+def test_the_page_names_a_session_as_its_exported_files_do() -> None:
+    """Issue 23: the Evaluate tab's CSV carried another session name than the one the page showed."""
+    from costa.bundle import export_name
+    from costa.config import Settings
+    from costa.services import Services
+    from costa.session.core import SessionCore
+    from ui.overlays import status_line
+
+    core = SessionCore(Services(Settings.from_env()))
+    s = core.new_session(None)
+    name = export_name(s.id)
+    line = status_line(False, "LLM: offline", 1, 2, s.id, None)
+    assert name in line and s.id[:8] not in line
+    assert name in core.scores_csv(s.id, None).name
+    assert core.choices(None, [s.id], s.id)[0][0].startswith(name)
+    core.close()

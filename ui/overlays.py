@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import numpy as np
 from PIL import Image, ImageDraw
 
+from costa.bundle import export_name
 from costa.errors import InputError
 from costa.pointing import region_from_pointing
 from costa.turn.records import UserRegion
@@ -73,7 +74,7 @@ def status_line(device_gpu: bool, llm: str, ready: int, total: int, session_id: 
     who = f" · signed in as **{owner}**" if owner else ""
     return (
         f"🖥️ Running on **{device}** · 🧭 **{llm}** · 🔧 {ready} of {total} tools ready here · "
-        f"session `{session_id[:8]}`{who}"
+        f"session `{export_name(session_id)}`{who}"  # the name its exported files carry
     )
 
 

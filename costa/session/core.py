@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from costa.agent import TurnEnv, run_turn
+from costa.bundle import export_name
 from costa.errors import InputError
 from costa.eventlog import event_to_dict
 from costa.events import Event, LlmCall, PlanReady
@@ -196,7 +197,8 @@ class SessionCore(HistoryMixin, PreviewMixin):
             except InputError:
                 continue
             n = len(self.store.turns(s.id))
-            out.append((f"{s.id[:8]} · {n} turn(s){' (this one)' if s.id == current else ''}", s.id))
+            # the name exported files carry (costa-scores-<name>.csv, the bundle), so a file matches its session
+            out.append((f"{export_name(s.id)} · {n} turn(s){' (this one)' if s.id == current else ''}", s.id))
         return out
 
     # -------------------------------------------------------------------------------------------------- images

@@ -20,7 +20,7 @@ import gradio as gr
 from costa.campaign.desk import CampaignDesk, Card
 from costa.campaign.stats import LEVELS
 from costa.errors import InputError
-from ui.state import Page, short_errors
+from ui.state import Page, page_errors
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}
 KEYS_HELP = "Keys: **F** full · **X** / **0** fail · **1–9** partial 0.1–0.9 · **←** / **B** back · **→** / **N** next"
@@ -185,7 +185,7 @@ def wire_campaign(tab: CampaignTab, page: Page) -> None:
             tab.current: _current_md(card),
         }
 
-    @short_errors
+    @page_errors
     def on_open(ui: Any, cs: CampaignState, name: Any, typed: Any) -> dict[Any, Any]:
         if not name:
             raise InputError("choose a campaign first")
@@ -194,7 +194,7 @@ def wire_campaign(tab: CampaignTab, page: Page) -> None:
         return show(cs, desk.first_open(cs.name, cs.evaluator))
 
     def scorer(k: int) -> Any:
-        @short_errors
+        @page_errors
         def on_score(cs: CampaignState, comment: Any) -> dict[Any, Any]:
             if not cs.item:
                 raise InputError("open your queue first")
@@ -203,13 +203,13 @@ def wire_campaign(tab: CampaignTab, page: Page) -> None:
 
         return on_score
 
-    @short_errors
+    @page_errors
     def on_move(cs: CampaignState, step: int) -> dict[Any, Any]:
         if not cs.item:
             raise InputError("open your queue first")
         return show(cs, cs.index + step)
 
-    @short_errors
+    @page_errors
     def on_admin(ui: Any, name: Any) -> dict[Any, Any]:
         if not name:
             raise InputError("choose a campaign first")

@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
         help="skip multi-expert reflection and its retries (also COSTA_REFLECT=0); see tool_tables/reflection.yaml",
     )
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
+    e.add_argument("-v", "--verbose", action="store_true", help="technical detail: why a tool cannot run here")
     e.add_argument(
         "--session", help="continue this stored session (COSTA_HOME): plan with its history, store the result"
     )

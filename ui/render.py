@@ -180,7 +180,13 @@ def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]
         if done.result:
             body += f"\n\nResult: {done.result}"
     elif state == "skipped":
-        body = f"Not run: {view.unavailable[sid]}"
+        detail = view.unavailable[sid]
+        plain = view.plain.get(sid)
+        body = (
+            f"Not run: {detail}"
+            if plain is None
+            else f"Not run: {plain}\n\n<details><summary>details</summary>\n\n{detail}\n\n</details>"
+        )
         if sid in view.needs_pointing:
             body = "📍 **Point at the target**: " + pointing_hint(view, sid) + "\n\n" + body
     elif state == "failed":

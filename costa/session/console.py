@@ -89,7 +89,8 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
                 continue
             if events_file is not None:
                 events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
-            _print_event(ev, args.quiet, ledger, out, core.unreferenced)
+            verbose = bool(getattr(args, "verbose", False))
+            _print_event(ev, args.quiet, ledger, out, core.unreferenced, shown.plain, verbose)
     finally:
         if events_file is not None:
             events_file.close()
@@ -164,8 +165,16 @@ def _said(core: Any, view: Any, sid: str, output: Path, out: TextIO, stored: boo
 
 
 def _print_event(
-    ev: Any, quiet: bool, ledger: list[Any], out: TextIO, unreferenced: frozenset[str] = frozenset()
+    ev: Any,
+    quiet: bool,
+    ledger: list[Any],
+    out: TextIO,
+    unreferenced: frozenset[str] = frozenset(),
+    plain: dict[str, str] | None = None,
+    verbose: bool = False,
 ) -> None:
+    """One event as CLI lines; a subtask no tool can run is said in one plain sentence (`plain`), the technical
+    reason only with `-v`."""
     from costa import events as E
     from costa.cli import _describe_llm_call, _print_plan
 
@@ -191,7 +200,7 @@ def _print_event(
     elif isinstance(ev, E.SubgraphBuilt):
         print(f"tool subgraph: {ev.nodes} nodes, {ev.edges} edges over {', '.join(ev.tools)}", file=out)
         for sid, why in ev.unavailable:
-            print(f"  cannot run {sid}: {why}", file=out)
+            print(f"  cannot run {sid}: {plain.get(sid, why) if plain and not verbose else why}", file=out)
     elif isinstance(ev, E.PathChosen):
         print(f"chosen path: {' → '.join(f'{t} ({s})' for s, t in ev.path)}", file=out)
         print(f"  path {ev.seconds:.3f} s, quality {ev.quality:.3f}, score {ev.score:.4f}", file=out)
@@ -217,7 +226,10 @@ def _print_event(
 
             print(describe_reflection(ev), file=out)
     elif isinstance(ev, E.ErrorEvent):
-        print(f"error: {ev.message}", file=sys.stderr)
+        said = ev.message
+        if plain and not verbose and said.startswith("no subtask can run here"):
+            said = "no subtask can run here: " + " ".join(plain.values()) + " (-v for the details)"
+        print(f"error: {said}", file=sys.stderr)
 
 
 def _print_ledger(ledger: list[Any], done: Any, out: TextIO) -> None:

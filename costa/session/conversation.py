@@ -264,14 +264,13 @@ def _restore_locked(
 def restored_image(store: Store, session_id: str, current: np.ndarray, restore: Restore) -> tuple[np.ndarray, Any]:
     """`current` with the pixels `restore.turn` changed near the thing put back as they were before that turn.
 
-    The pixels put back are those the turn changed at all (so a feathered edge is restored too) within 6 px of the
-    region its subtask changed; pixels later turns changed elsewhere are kept.
+    The pixels put back are those the turn changed at all (so a feathered edge or a faint fill residue is restored
+    too) within the box of the region its subtask changed, grown by 16 px; pixels later turns changed elsewhere are
+    kept.
 
     Raises:
         InputError: the image has been resized since (upscaled, outpainted, cropped), so the regions no longer match.
     """
-    import cv2
-
     turn = store.turn(session_id, restore.turn)
     if turn.base_version is None or turn.result_version is None:
         raise InputError(f"turn {restore.turn} made no version: there is nothing to change back")
@@ -282,7 +281,12 @@ def restored_image(store: Store, session_id: str, current: np.ndarray, restore: 
             "the image has been resized since that edit (upscaled, extended or cropped), so it cannot be changed "
             "back region by region: use undo, or branch from the version before it in History"
         )
-    near = cv2.dilate(restore.region.astype(np.uint8), np.ones((13, 13), np.uint8)) > 0
+    ys, xs = np.nonzero(restore.region)
+    if len(xs) == 0:
+        raise InputError("that change left no pixels to put back")
+    h, w = restore.region.shape
+    near = np.zeros((h, w), dtype=bool)  # the changed region's box grown by 16 px: feathers and faint fill edges too
+    near[max(0, int(ys.min()) - 16) : int(ys.max()) + 17, max(0, int(xs.min()) - 16) : int(xs.max()) + 17] = True
     mask = near & np.any(before != after, axis=2)
     out = current.copy()
     out[mask] = before[mask]

@@ -28,6 +28,7 @@ from costa.errors import InputError
 from costa.eventlog import event_to_dict
 from costa.events import Event, LlmCall, PlanReady
 from costa.images import load_image
+from costa.messages import plain_reasons
 from costa.models.control import ToolStoppedError, TurnControl, run_stoppable
 from costa.pointing import describe_region, region_from_pointing
 from costa.reflect.report import chat_note
@@ -413,6 +414,9 @@ class SessionCore(HistoryMixin, PreviewMixin):
                 tg = build_graph(self.services, planned.plan, region)  # the turn's one tool graph
                 view.layout = GraphLayout.from_tool_graph(tg, self._estimate)
                 view.needs_pointing = self._pointing_subtasks(planned.plan, tg.unavailable)
+                view.plain.update(
+                    plain_reasons(self.services.tables, planned.plan, tg.unavailable, view.needs_pointing)
+                )
                 yield view, None
                 runtime = self.fast_slow() if opts.mode == "fast-slow" else None
                 # Ask for pointing before anything runs, unless the user chose "do the rest" (the CLI always does: the

@@ -119,6 +119,9 @@ class TurnView:
     planner_seconds: float = 0.0
     layout: GraphLayout | None = None
     unavailable: dict[str, str] = field(default_factory=dict)
+    #: subtask id -> one plain sentence of what this build cannot do and what would enable it (`costa.messages`);
+    #: the technical reason stays in `unavailable` (the page's "details" fold, `costa edit -v`)
+    plain: dict[str, str] = field(default_factory=dict)
     needs_pointing: set[str] = field(default_factory=set)
     # subtask id -> why reflection asks the user to point (a ReflectionRetry "ask_user"); these are in needs_pointing
     # too, although the subtask may be done (its best attempt was kept)

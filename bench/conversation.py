@@ -331,7 +331,8 @@ LONG_CYCLE = (
 
 def run_long(home: Path, turns: int) -> list[str]:
     """A `turns`-turn session on a real photo with a sign: the first turn recolours the object (pointed at), then
-    `LONG_CYCLE` repeats; each way back is compared with the state it returns to (the first red, the original sign)."""
+    `LONG_CYCLE` repeats; each way back is compared with the state it returns to (the image before the edit it
+    undoes), and at the end everything outside the edit regions with the upload."""
     from PIL import Image
 
     from costa.session.turns import TurnOptions
@@ -351,12 +352,17 @@ def run_long(home: Path, turns: int) -> list[str]:
         opts = TurnOptions.validate(core.settings)
         box = ",".join(str(v) for v in scene.box)
         first = _last_view(core.run(core.prepare(sid, None, "make the object red", opts, (), box)))
-        _, first_red = core.head(sid, None)
         drift: dict[str, list[float]] = {"sign back": [], "object back": []}
+        returns_to: dict[str, np.ndarray] = {}  # the state each way back must return to: the image before its edit
         passed_once: set[str] = set()
         late: list[str] = []
         for k in range(1, turns):
             text, what = LONG_CYCLE[(k - 1) % len(LONG_CYCLE)]
+            _, prior = core.head(sid, None)
+            if "'SALE' with 'OPEN'" in text:
+                returns_to["sign back"] = prior
+            elif text == "make the red object blue":
+                returns_to["object back"] = prior
             view = _last_view(core.run(core.prepare(sid, None, text, opts, ())))
             ok = view is not None and view.status == "done"
             if ok:
@@ -364,10 +370,9 @@ def run_long(home: Path, turns: int) -> list[str]:
             elif text in passed_once:
                 late.append(f"turn {k + 1} {text!r}: {'; '.join(view.errors) if view else 'no view'}"[:160])
             _, now = core.head(sid, None)
-            if what == "sign back" and now.shape == original.shape:
-                drift[what].append(delta_e(original, now, sign))
-            elif what == "object back" and now.shape == first_red.shape:
-                drift[what].append(delta_e(first_red, now, obj))
+            target = returns_to.get(what)
+            if target is not None and target.shape == now.shape:
+                drift[what].append(delta_e(target, now, sign if what == "sign back" else obj))
         _, final = core.head(sid, None)
         outside = (np.abs(final.astype(int) - original.astype(int)).max(axis=2) > 0) & ~edit_region
         lines.append(

@@ -181,8 +181,12 @@ def _apply(
     if kind == "object_removal":
         return out  # a removed object is gone
     change = Change(turn, sid, kind, result, old.describe(), region)
-    merged = region if old.region is None or region is None or old.region.shape != region.shape else old.region | region
-    new = replace(old, region=merged if merged is not None else old.region, changes=(*old.changes, change))
+    # The thing keeps the region it was first found in while edits only recolour or shade it: each edit's changed
+    # pixels include a feathered rim, and taking their union made the region grow turn after turn (a long session
+    # then recoloured the saucer and the sign too). An edit that changes its shape gives the new region.
+    reshaped = kind in ("object_replacement", "attribute_edit", "object_move")
+    keep = old.region is not None and region is not None and old.region.shape == region.shape and not reshaped
+    new = replace(old, region=old.region if keep or region is None else region, changes=(*old.changes, change))
     if kind == "object_recoloration" and result:
         new = replace(new, colour=result.lower())
     elif kind == "object_replacement" and result:
@@ -211,8 +215,7 @@ def _apply_text(
     if kind in ("text_removal", "text_redaction") and old.noun != "text":
         return out  # the word is gone (or hidden): nothing to refer to by its letters
     change = Change(turn, sid, kind, result, old.describe(), region)
-    merged = region if old.region is None or region is None or old.region.shape != region.shape else old.region | region
-    new = replace(old, region=merged if merged is not None else old.region, changes=(*old.changes, change))
+    new = replace(old, region=old.region if region is None else region, changes=(*old.changes, change))
     if kind == "text_replacement" and result:
         new = replace(new, noun=result.strip(), region=region if region is not None else new.region)
     out.append(new)

@@ -89,8 +89,7 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
                 continue
             if events_file is not None:
                 events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
-            verbose = bool(getattr(args, "verbose", False))
-            _print_event(ev, args.quiet, ledger, out, core.unreferenced, shown.plain, verbose)
+            _print_event(ev, args.quiet, ledger, out, core.unreferenced, shown.plain, getattr(args, "verbose", False))
     finally:
         if events_file is not None:
             events_file.close()

@@ -33,6 +33,7 @@ RUNNERS: tuple[str, ...] = (
     "checks",
     "neural",
     "real",
+    "real_checks",
     "requests",
     "campaign",
     "masks",

@@ -87,6 +87,7 @@ def measure_sign(image: np.ndarray, box: Box) -> SignStyle:
     far = dist > background.ink_threshold
     letters, outside = _split_components(far, box)
     fill_mask, fill, second, second_mask = _fill_and_second(crop, letters, dist, centres[panel_label])
+    fill_mask, letters = _one_line(crop, fill_mask, letters, fill, centres[panel_label])
     outline, outline_px, shadow, offset = None, 0, None, (0, 0)
     if second is not None:
         offset = _shadow_offset(fill_mask, second_mask)
@@ -95,6 +96,52 @@ def measure_sign(image: np.ndarray, box: Box) -> SignStyle:
         else:
             outline, outline_px = second, _outline_width(fill_mask, second_mask)
     return SignStyle(box, background, letters, fill_mask, fill, outline, outline_px, shadow, offset, outside)
+
+
+#: A glyph whose mean colour is this far (RGB distance) from the fill, and from half the fill's contrast with the
+#: panel, is another text's (the black line under a red "STOP!" inside its OCR box), not the target's.
+_OTHER_TEXT_DISTANCE = 60.0
+#: Glyphs belong to the target's line when at least half of their height lies within the tallest glyph's rows
+#: grown by this share of its height (dots and descenders stay; the next line's letters do not).
+_LINE_SLACK = 0.25
+
+
+def _one_line(
+    crop: np.ndarray, fill_mask: np.ndarray, letters: np.ndarray, fill: tuple[int, int, int], panel: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The fill and letter pixels of the target's own line: OCR boxes overlap, so the box of "STOP!" on a sign held
+    the top of the black line below it, which was measured as part of the word (a 142-px font instead of ~100) and
+    painted over. Glyph components of another colour, or lying mostly outside the line's rows, are dropped; outline
+    and shadow pixels stay where they touch a kept glyph. Unchanged when nothing would be left."""
+    import cv2
+
+    from costa.masks import dilate_mask
+
+    n, comp, stats, _ = cv2.connectedComponentsWithStats(fill_mask.astype(np.uint8), connectivity=8)
+    if n <= 2:
+        return fill_mask, letters
+    limit = max(_OTHER_TEXT_DISTANCE, 0.5 * float(np.linalg.norm(np.asarray(fill, np.float32) - panel)))
+    same = [
+        i for i in range(1, n) if np.linalg.norm(crop[comp == i].mean(axis=0) - np.asarray(fill, np.float32)) <= limit
+    ]
+    if not same:
+        return fill_mask, letters
+    tallest = max(same, key=lambda i: (int(stats[i, cv2.CC_STAT_HEIGHT]), int(stats[i, cv2.CC_STAT_AREA])))
+    top, height = int(stats[tallest, cv2.CC_STAT_TOP]), int(stats[tallest, cv2.CC_STAT_HEIGHT])
+    lo, hi = top - _LINE_SLACK * height, top + height + _LINE_SLACK * height
+    keep = np.zeros_like(fill_mask)
+    for i in same:
+        t, h = int(stats[i, cv2.CC_STAT_TOP]), int(stats[i, cv2.CC_STAT_HEIGHT])
+        inside = max(0.0, min(hi, t + h) - max(lo, t))
+        if inside >= 0.5 * h:
+            keep |= comp == i
+    if not keep.any() or keep.sum() == fill_mask.sum():
+        return fill_mask, letters
+    _n2, comp2 = cv2.connectedComponents(letters.astype(np.uint8), connectivity=8)
+    near = dilate_mask(keep, 3)
+    touching = np.unique(comp2[near & letters])
+    kept_letters = np.isin(comp2, touching[touching > 0]) & dilate_mask(keep, max(3, height // 6))
+    return keep, (kept_letters | keep) & letters
 
 
 def _clusters(crop: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

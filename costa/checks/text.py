@@ -83,7 +83,30 @@ def check_text_replacement(
         if normalise_text(old) and match_score(rest, old) >= 0.8:
             quality = min(quality, 0.3)
             reasons.append(f"old text {old!r} is still readable")
-    return Verdict(_unit(quality), tuple(reasons))
+    fit = _fits(ctx, before, image, old, new)
+    return Verdict(_unit(min(quality, fit.quality)), (*reasons, *fit.reasons))
+
+
+def _fits(ctx: CheckContext, before: EditState, image: np.ndarray, old: str | None, new: str) -> Verdict:
+    """The new text keeps each old occurrence's size, weight and place and covers no other line
+    (`costa.checks.textfit`); the worst occurrence counts."""
+    from costa.checks.textfit import text_fit
+
+    regions: Sequence[TextRegion] = tuple(before.artifacts.get("text_regions") or ()) or ctx.reader.read(before.image)
+    verdicts = []
+    for text, box, _ in _locate(ctx, before, old):
+        others = [r.box for r in regions if _overlap(r.box, box) < 0.5]
+        verdicts.append(text_fit(before.image, image, box, text, new, others))
+    if not verdicts:
+        return Verdict(1.0, ())
+    return Verdict(min(v.quality for v in verdicts), tuple(r for v in verdicts for r in v.reasons))
+
+
+def _overlap(a: Box, b: Box) -> float:
+    """Intersection over the smaller box's area (0 when disjoint)."""
+    w = min(a.x2, b.x2) - max(a.x, b.x)
+    h = min(a.y2, b.y2) - max(a.y, b.y)
+    return 0.0 if w <= 0 or h <= 0 else w * h / float(min(a.w * a.h, b.w * b.h))
 
 
 def check_text_removal(

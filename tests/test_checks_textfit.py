@@ -1,0 +1,80 @@
+"""Replaced text fits where the old text was (costa.checks.textfit; issue 18 part 7), on a real sign photo.
+
+MagicBrush's alpine warning sign: a red bold "STOP!" tilted over two black lines. "GO!" replacing it was drawn at a
+142-px regular face (the OCR box of "STOP!" held the top of the line below, which was measured as part of the word),
+overflowed onto "Hinter den Abschrankungen bleiben." and passed at 1.00.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from costa.checks.textfit import text_fit
+from costa.glyphs import locate_text
+from costa.types import EditState, Subtask
+from tests.conftest import SHARED_BENCHMARKS
+from tests.text_helpers import shared_reader, tool_spec
+
+SIGN = Path(os.environ.get("COSTA_BENCHMARKS_DIR") or SHARED_BENCHMARKS) / "magicbrush_sample/images/orig/514055_1.png"
+
+
+@pytest.fixture(scope="module")
+def stop_sign() -> tuple[np.ndarray, tuple]:
+    if not SIGN.exists():
+        pytest.skip(f"needs {SIGN} (../shared/benchmarks)")
+    from PIL import Image
+
+    image = np.asarray(Image.open(SIGN).convert("RGB"))
+    regions = shared_reader().read(image)
+    return image, regions
+
+
+def _draw_like_before(image: np.ndarray, box, size: int) -> np.ndarray:
+    """What the replacer drew before the fix: the old red letters painted out, "GO!" in DejaVu Sans regular at
+    `size` px, centred on the old (too tall) ink."""
+    from PIL import Image, ImageDraw
+
+    from costa.signstyle import measure_sign
+    from costa.tools.text_edit import load_font
+
+    sign = measure_sign(image, box)
+    out = image.copy()
+    crop = out[box.y : box.y2, box.x : box.x2]
+    crop[sign.letters] = sign.background.mean_colour
+    pil = Image.fromarray(out)
+    font = load_font(size, False)
+    left, top, right, _ = font.getbbox("GO!", anchor="ls")
+    ox = box.x + box.w / 2 - (left + right) / 2
+    ImageDraw.Draw(pil).text((ox, 331 - top), "GO!", font=font, fill=sign.fill, anchor="ls")
+    return np.asarray(pil).copy()
+
+
+def test_go_drawn_far_larger_in_a_thinner_face_over_the_next_line_fails(stop_sign) -> None:
+    image, regions = stop_sign
+    ((match, box),) = locate_text(image, regions, "STOP!")
+    others = [r.box for r in regions if "STOP" not in r.text]
+    wrong = text_fit(image, _draw_like_before(image, box, 142), box, match.text, "GO!", others)
+    assert wrong.quality == 0.0
+    text = " ".join(wrong.reasons)
+    assert "not the old text's size" in text and "not the old text's weight" in text
+    assert "covers other text" in text
+
+
+def test_the_replacer_keeps_the_old_letters_size_weight_and_place_on_the_real_sign(stop_sign) -> None:
+    from costa.tools.text_edit import InpaintTextReplacer, PillowTextReplacer
+
+    image, regions = stop_sign
+    ((match, box),) = locate_text(image, regions, "STOP!")
+    others = [r.box for r in regions if "STOP" not in r.text]
+    subtask = Subtask(id="s1", kind="text_replacement", target="STOP!", result="GO!")
+    for cls, tool_id in ((PillowTextReplacer, "text_replace_pillow"), (InpaintTextReplacer, "text_replace_inpaint")):
+        tool = cls(tool_spec(tool_id))
+        out = tool(EditState(image, {"text_regions": regions}), subtask, tool.spec.params_for_attempt(0))
+        fit = text_fit(image, out.image, box, match.text, "GO!", others)
+        assert fit.quality == 1.0, fit.reasons
+        lines = [r.text for r in shared_reader().read(out.image)]
+        assert lines[0] == "GO!" and any("Abschrankungen" in t for t in lines), lines

@@ -93,6 +93,11 @@ def test_removal_measure(espresso_on_rocket: tuple) -> None:
     smeared = bg.copy()
     smeared[:40] = 0  # right where the cup was, but the sky was blacked out
     assert not judge_step("removal", t, image, smeared).right
+    flat = bg.copy()  # the right colour without its texture (a smear's limit): wrong, not counted right
+    flat[mask] = cv2.GaussianBlur(bg, (0, 0), 25)[mask]
+    judged = judge_step("removal", t, image, flat)
+    assert not judged.right and judged.numbers["detail_ratio"] < 0.4, judged.why
+    assert judge_step("removal", t, image, bg.copy()).numbers["detail_ratio"] == 1.0
 
 
 def test_background_measure(espresso_on_rocket: tuple) -> None:

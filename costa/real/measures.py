@@ -21,6 +21,9 @@ THRESHOLDS: dict[str, float] = {
     "removal_fill_de": 10.0,
     # … and at most this share of the object's own ΔE to the background (the object is gone, not faded)
     "removal_fill_share": 0.5,
+    # … and its detail (mean gradient) within [1 / ratio, ratio] of the true background's there: Telea's radial
+    # smears over grass, gravel and fur matched the smoothed colour (ΔE ≤ 10) and were counted right (honest)
+    "removal_detail_ratio": 2.5,
     # removal / recolour: pixels changed by more than 16 levels outside the object (dilated 12 px), at most this
     # share of the object's own area (a box-shaped recolouring, the person next to the cup removed)
     "outside_leak": 0.1,
@@ -99,7 +102,11 @@ def judge_removal(truth: Truth, before: np.ndarray, after: np.ndarray) -> Judgem
         return Judgement(False, f"changed outside the object ({leak:.0%} of its area)", n)
     if fill > t["removal_fill_de"] or fill > t["removal_fill_share"] * obj:
         return Judgement(False, f"fill ΔE {fill:.1f} to the true background (object {obj:.1f})", n)
-    return Judgement(True, f"fill ΔE {fill:.1f} (object {obj:.1f})", n)
+    ratio = (_detail(after, region) + 1.0) / (_detail(truth.background, region) + 1.0)
+    n["detail_ratio"] = ratio
+    if not 1 / t["removal_detail_ratio"] <= ratio <= t["removal_detail_ratio"]:
+        return Judgement(False, f"fill detail {ratio:.2f}× the true background's (smear or clutter)", n)
+    return Judgement(True, f"fill ΔE {fill:.1f} (object {obj:.1f}), detail {ratio:.2f}×", n)
 
 
 def kept_mask(before: np.ndarray, after: np.ndarray, tolerance: int = 10) -> np.ndarray:

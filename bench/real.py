@@ -37,6 +37,8 @@ STEP_KINDS: dict[str, tuple[str, ...]] = {
     "text": ("text_extraction", "text_detection"),
 }
 CLAIMS = ("verified", "proposed", "unverified", "not done")
+#: Suite steps that act on a pointed target; the others are whole-image steps (their context's pointing is "none").
+_TARGETED = frozenset({"removal", "background", "recolour"})
 
 
 @dataclass
@@ -193,12 +195,14 @@ def _judge_subtask(turn: _Turn, built: Any, step: str, truth: Any, sub: Any, sav
         truth.mask if step in ("removal", "background", "recolour") else None
     )  # fmt: skip
     shape = region.shape if region is not None else before.shape[:2]
+    # the user pointed at the turn's target; a whole-image step of the same turn (brighten, extend) was not pointed
+    pointing = built.pointing if step in _TARGETED else "none"
     tools = tuple(getattr(got, "tools", ()) or ())
     if save is not None:
         _save(save, built, step, truth, before, after, claim, verdict)
     return StepRun(
         built.case.id, built.case.part, step, sub.kind, tools[-1] if tools else "", claim, verdict.right, verdict.why,
-        turn.content, region_class(region, shape), built.pointing, _experts(turn.reflections.get(sub.id)),
+        turn.content, region_class(region, shape), pointing, _experts(turn.reflections.get(sub.id)),
         verdict.numbers, judged,
     )  # fmt: skip
 

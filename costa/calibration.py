@@ -69,7 +69,8 @@ class StepContext:
     `kind` is the subtask kind ("object_removal"), `tool` the subtask's final tool id ("remove_patchmatch"),
     `content` "photo" or "graphic" (`content_class` of the image the step edited), `region` "none", "small",
     "medium" or "large" (`region_class` of the region the step consumed), `pointing` how the user pointed for this
-    subtask: "none", "click", "box" or "brush".
+    subtask: "none", "click", "box" or "brush" ("none" for a whole-image subtask such as a brightening or an
+    extension, even when the same turn's other subtask was pointed at).
     """
 
     kind: str

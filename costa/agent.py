@@ -27,13 +27,12 @@ from costa.graph import ToolGraph
 from costa.models.control import TurnControl
 from costa.planner.validate import plan_param_problems
 from costa.reflect.memo import MemoReader
-from costa.search import check_alpha
 from costa.services import Services
 from costa.turn.ending import Ending, end_turn
 from costa.turn.executor import StepExecutor
 from costa.turn.graphs import build_graph, pointing_events
 from costa.turn.phase import whole_plan_phase
-from costa.turn.records import PhaseResult, TurnConfig, TurnState, UserRegion
+from costa.turn.records import PhaseResult, TurnConfig, TurnState, UserRegion, turn_numbers
 from costa.turn.search import TurnContext
 from costa.types import EditState, Plan
 
@@ -51,23 +50,6 @@ class TurnEnv:
     runtime: Any = None
     executor_class: type[StepExecutor] = StepExecutor
     task: str = ""
-
-
-def resolve(settings: Any, config: TurnConfig) -> tuple[float, float]:
-    """α and the threshold a turn runs with: the config's, else the settings' defaults, both checked.
-
-    Raises:
-        InputError: α outside [0, 2] or the threshold outside [0, 1].
-    """
-    alpha = settings.alpha if config.alpha is None else config.alpha
-    threshold = settings.threshold if config.threshold is None else config.threshold
-    try:
-        check_alpha(alpha)
-    except Exception as e:
-        raise InputError(str(e)) from e
-    if not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
-        raise InputError(f"threshold must be in [0, 1], got {threshold!r}")
-    return float(alpha), float(threshold)
 
 
 def run_turn(
@@ -94,7 +76,7 @@ def run_turn(
     """
     t_start = time.perf_counter()
     cfg, env = config or TurnConfig(), env or TurnEnv()
-    alpha, threshold = resolve(services.settings, cfg)
+    alpha, threshold = turn_numbers(services.settings, cfg.alpha, cfg.threshold)
     region = region or UserRegion()
     state = EditState(image)  # validates the image
     region.validate(state.width, state.height)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from costa.errors import CostaError, InputError
+from costa.session.printing import describe_llm_call, print_llm_costs, print_plan
 
 EXIT_OK, EXIT_ERROR, EXIT_PARTIAL, EXIT_UNVERIFIED = 0, 2, 3, 4
 
@@ -60,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     e.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     e.add_argument("-v", "--verbose", action="store_true", help="technical detail: why a tool cannot run here")
+    e.add_argument(
+        "--no-record",
+        action="store_true",
+        help="learn nothing from this run: no tool runs, traces or FaSTA* task count are kept in COSTA_HOME",
+    )
     e.add_argument(
         "--session", help="continue this stored session (COSTA_HOME): plan with its history, store the result"
     )
@@ -121,7 +127,7 @@ def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tup
         ready = any(isinstance(e, PlanReady) for e in events)  # an error after the plan is the turn's, not ours
         events.append(ev)
         if isinstance(ev, LlmCall):
-            print(f"llm   {_describe_llm_call(ev)}", file=notes)
+            print(f"llm   {describe_llm_call(ev)}", file=notes)
         elif isinstance(ev, PlannerFallback):
             print(f"planner fallback: {ev.reason}", file=notes)
         elif isinstance(ev, ClarificationNeeded):
@@ -135,32 +141,6 @@ def _plan(instruction: str, notes: TextIO, image=None, settings=None):  # -> tup
     return plan, events
 
 
-def _describe_llm_call(ev) -> str:
-    cost = f", cost {ev.cost:.6f}" if ev.cost is not None else ""
-    if not ev.ok:
-        return f"{ev.purpose}: {ev.model} failed after {ev.seconds:.2f} s: {ev.error}"
-    return (
-        f"{ev.purpose}: {ev.model}, {ev.prompt_tokens} prompt + {ev.completion_tokens} completion tokens, "
-        f"{ev.seconds:.2f} s{cost}"
-    )
-
-
-def _print_llm_costs(events, out: TextIO) -> None:
-    from costa.events import LlmCall
-
-    calls = [e for e in events if isinstance(e, LlmCall)]
-    if not calls:
-        return
-    tokens_in, tokens_out = sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls)
-    costs = [c.cost for c in calls if c.cost is not None]
-    cost = f", cost {sum(costs):.6f}" if costs else ""
-    print(
-        f"  llm calls {len(calls)} ({sum(not c.ok for c in calls)} failed), tokens {tokens_in} prompt + {tokens_out} "
-        f"completion, {sum(c.seconds for c in calls):.3f} s{cost}",
-        file=out,
-    )
-
-
 def _plan_json(plan) -> str:
     """The plan as JSON with each subtask's kind name added after its kind (`Plan.from_json` reads it back)."""
     from costa.tables import load_tables
@@ -171,24 +151,6 @@ def _plan_json(plan) -> str:
         {"id": s["id"], "kind": s["kind"], "name": names.get(s["kind"], s["kind"])} | s for s in data["subtasks"]
     ]
     return json.dumps(data, indent=2, ensure_ascii=False)
-
-
-def _print_plan(plan, out: TextIO) -> None:
-    from costa.tables import load_tables
-
-    names = {k: v.name for k, v in load_tables().subtasks.items()}
-    print(f"plan ({plan.planner}, {plan.form}):", file=out)
-    for s in plan.subtasks:
-        extra = []
-        if s.target:
-            extra.append(f"target={s.target!r}")
-        if s.result:
-            extra.append(f"result={s.result!r}")
-        if s.parents:
-            extra.append(f"after {', '.join(s.parents)}")
-        print(f"  {s.id}. {names.get(s.kind, s.kind)} {' '.join(extra)}", file=out)
-    for u in plan.unsupported:
-        print(f"  unsupported: {u.text!r} — {u.reason}", file=out)
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
@@ -204,8 +166,8 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         print(_plan_json(plan), file=out)
     else:
-        _print_plan(plan, out)
-        _print_llm_costs(events, out)
+        print_plan(plan, out)
+        print_llm_costs(events, out)
     if not plan.subtasks:
         print("error: no edit could be planned from this instruction", file=sys.stderr)
         return EXIT_ERROR

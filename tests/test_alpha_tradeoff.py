@@ -58,7 +58,7 @@ def test_alpha_zero_and_two_choose_different_upscalers(tmp_path: Path) -> None:
     try:
         plan = plan_with_rules(INSTRUCTION)
         assert sorted(s.kind for s in plan.subtasks) == ["global_adjustment", "image_upscaling"]
-        preds = ws.predict(plan, UserRegion(), [0.0, 1.0, 2.0])
+        preds = ws.previews.predict(plan, UserRegion(), [0.0, 1.0, 2.0])
     finally:
         ws.close()
     by_alpha = {p[0]: p for p in preds}  # α → (α, ((subtask, tool), …), seconds, quality)
@@ -78,7 +78,7 @@ def test_a_table_without_a_trade_off_gives_one_choice(tmp_path: Path) -> None:
     services = Services(Settings(home=tmp_path / "home"), tables=tables)
     ws = Workspace(services, Store(tmp_path / "store"))
     try:
-        preds = ws.predict(plan_with_rules(INSTRUCTION), UserRegion(), [0.0, 2.0])
+        preds = ws.previews.predict(plan_with_rules(INSTRUCTION), UserRegion(), [0.0, 2.0])
     finally:
         ws.close()
     assert {_upscaler(p) for p in preds} == {"lanczos_upscale"}

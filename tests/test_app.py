@@ -221,7 +221,7 @@ def test_mistakes_are_messages(app_server: AppServer, tmp_path: Path) -> None:
     edit(c, sid, sign(tmp_path / "sign.png"))
     with pytest.raises(Exception, match="Turn 987654 does not exist in this session"):
         c.predict(sid, 987654, "s1", 1.0, "", "ann", api_name="/score")
-    with pytest.raises(Exception, match="The instruction is empty: type what to change"):
+    with pytest.raises(Exception, match="The instruction is empty: say what to change"):
         edit(c, sid, None, "   ")
     with pytest.raises(Exception, match="outside the 480x200 image"):
         edit(c, sid, None, "remove the text", box="900,0,10,10")

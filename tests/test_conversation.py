@@ -149,12 +149,12 @@ def test_words_as_undo_do_what_the_buttons_do(discs: tuple[SessionCore, str, np.
     said = finish(run(ws, sid, None, "go back two steps"))
     assert said.status == "done" and "Undid 2 steps" in said.notes[0]
     assert np.array_equal(ws.head(sid, None)[1], original)
-    by_words = ws.history(sid, None)
+    by_words = ws.versions.summary(sid, None)
     finish(run(ws, sid, None, "redo"))
-    ws.undo(sid, None)  # the button
-    assert ws.history(sid, None)["head"] == by_words["head"]
+    ws.versions.undo(sid, None)  # the button
+    assert ws.versions.summary(sid, None)["head"] == by_words["head"]
     finish(run(ws, sid, None, "branch from version 2"))
-    assert ws.history(sid, None)["head"] == ws.version_rows(sid)[1].version.id
+    assert ws.versions.summary(sid, None)["head"] == ws.versions.version_rows(sid)[1].version.id
     assert finish(run(ws, sid, None, "start over")).status == "done"
     assert np.array_equal(ws.head(sid, None)[1], original)
     nothing = finish(run(ws, sid, None, "undo"))

@@ -95,7 +95,7 @@ def test_bundle_rerun_commands_are_complete_and_shell_safe(sale_png: Path, tmp_p
     brushed = core.prepare(sid, None, "recolor it to pink", TurnOptions(), brush=Mask(mask, label="user brush"))
     for _ in core.run(brushed):
         pass
-    _, bundle = core.export(sid, None)
+    _, bundle = core.versions.export(sid, None)
     out = tmp_path / "bundle"
     with zipfile.ZipFile(bundle) as z:
         z.extractall(out)
@@ -123,9 +123,32 @@ def test_scores_csv_has_no_session_id_and_readable_times(sale_png: Path, tmp_pat
     core.upload(sid, None, sale_png)
     view = [v for v, _ in core.run(core.prepare(sid, None, REPLACE, TurnOptions()))][-1]
     assert view is not None and view.turn_number == 1 and view.result_number == 2
-    core.score(sid, None, view.turn_id, "s1", 1.0, "ok", "ann")
-    text = core.scores_csv(sid, None).read_text()
+    core.versions.score(sid, None, view.turn_id, "s1", 1.0, "ok", "ann")
+    text = core.versions.scores_csv(sid, None).read_text()
     core.close()
     assert sid not in text
     created = text.splitlines()[1].split(",")[-1]
     assert created[:4].isdigit() and "T" in created and created.endswith("+00:00")  # ISO 8601, not a Unix time
+
+
+def test_fast_slow_cli_runs_add_up_in_costa_home_without_a_session(tmp_path: Path) -> None:
+    """Two `costa edit --mode fast-slow` runs without --session leave their tool runs, traces and the task count in
+    COSTA_HOME (before, a throwaway store kept nothing); --no-record learns nothing and writes nothing there."""
+    from costa.subroutines.observations import ObservationLog
+
+    src = tmp_path / "grey.png"
+    Image.fromarray(np.full((48, 64, 3), 90, np.uint8)).save(src)
+    home = tmp_path / "home"
+    args = ["edit", str(src), "Make the image brighter.", "-o", str(tmp_path / "out.png"), "--mode", "fast-slow"]
+    for _ in range(2):
+        r = costa(*args, home=home)
+        assert r.returncode == 0, r.stdout + r.stderr
+    log = ObservationLog(Store(home))
+    assert log.counter("tasks") == 2 and len(log.traces()) == 2
+    assert log.aggregates()[("global_adjust", "global_adjustment")][0] >= 2
+    assert Store(home).sessions(None) == []  # the sessions themselves were throwaway ones
+    r = costa(*args, "--no-record", home=home)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert log.counter("tasks") == 2 and len(log.traces()) == 2
+    quiet = tmp_path / "quiet"
+    assert costa(*args, "--no-record", home=quiet).returncode == 0 and not (quiet / "costa.db").exists()

@@ -71,7 +71,7 @@ def test_a_turn_streams_records_and_renders(ws: Workspace, sign: Path) -> None:
     view, seen = steps[-1][0], [ev for _, ev in steps]
     assert seen[0] is None and view.status == "done" and view.result_version is not None
     assert any(isinstance(e, ToolFinished) for e in seen) and any(isinstance(e, TurnDone) for e in seen)
-    hist = ws.history(sid, None)
+    hist = ws.versions.summary(sid, None)
     assert hist["head"] == view.result_version and hist["can_undo"] and not hist["can_redo"]
     assert [t["status"] for t in hist["turns"]] == ["done"]
     # the chat: one message per subtask, tool calls nested under it with duration, status and the check's verdict
@@ -85,10 +85,10 @@ def test_a_turn_streams_records_and_renders(ws: Workspace, sign: Path) -> None:
     assert ":::done" in R.tree_markdown(view)
     graph = R.graph_markdown(view)
     assert "```mermaid" in graph and ":::chosen" in graph and "linkStyle" in graph and "rapidocr_detect" in graph
-    ledger = R.ledger_markdown(view, R.session_totals(ws.session_totals(sid)))
+    ledger = R.ledger_markdown(view, R.session_totals(ws.versions.session_totals(sid)))
     assert "| 1 | s1 | `rapidocr_detect`" in ledger and "**session** · 1 turn(s)" in ledger
     # a page refresh rebuilds the same chat from the store
-    reloaded = ws.turn_views(sid, None)[-1]
+    reloaded = ws.versions.turn_views(sid, None)[-1]
     assert [m["content"] for m in R.chat_messages(reloaded)] == [m["content"] for m in msgs]
     assert report(view, sid)["subtasks"][0]["state"] == "done"
 
@@ -96,37 +96,37 @@ def test_a_turn_streams_records_and_renders(ws: Workspace, sign: Path) -> None:
 @pytest.mark.slow
 def test_undo_redo_and_branch_keep_both_futures(ws: Workspace, sign: Path) -> None:
     sid = new_session_with(ws, sign)
-    v_upload = ws.history(sid, None)["head"]
+    v_upload = ws.versions.summary(sid, None)["head"]
     first = finish(run(ws, sid, None, REPLACE))
-    assert ws.undo(sid, None).id == v_upload
-    assert ws.redo(sid, None).id == first.result_version
+    assert ws.versions.undo(sid, None).id == v_upload
+    assert ws.versions.redo(sid, None).id == first.result_version
     with pytest.raises(InputError, match="nothing to redo"):
-        ws.redo(sid, None)
-    ws.branch(sid, None, v_upload)
+        ws.versions.redo(sid, None)
+    ws.versions.branch(sid, None, v_upload)
     second = finish(run(ws, sid, None, "replace the text 'SALE' with 'SHUT'"))
-    versions = {v["id"]: v for v in ws.history(sid, None)["versions"]}
+    versions = {v["id"]: v for v in ws.versions.summary(sid, None)["versions"]}
     assert versions[first.result_version]["parent_id"] == v_upload  # the first future is kept …
     assert versions[second.result_version]["parent_id"] == v_upload  # … next to the new branch
-    assert ws.history(sid, None)["head"] == second.result_version
+    assert ws.versions.summary(sid, None)["head"] == second.result_version
     with pytest.raises(InputError, match="version 999 does not exist"):
-        ws.branch(sid, None, 999)
+        ws.versions.branch(sid, None, 999)
 
 
 def test_undo_with_no_history_is_a_message(ws: Workspace, sign: Path) -> None:
     sid = ws.open_session(None, None).id
     with pytest.raises(InputError, match="nothing to undo: there is no image yet"):
-        ws.undo(sid, None)
+        ws.versions.undo(sid, None)
     ws.upload(sid, None, sign)
     with pytest.raises(InputError, match="nothing to undo: this is the first version"):
-        ws.undo(sid, None)
+        ws.versions.undo(sid, None)
     with pytest.raises(InputError, match="nothing to redo"):
-        ws.redo(sid, None)
+        ws.versions.redo(sid, None)
 
 
 def test_score_for_a_missing_turn_is_a_message(ws: Workspace) -> None:
     sid = ws.open_session(None, None).id
     with pytest.raises(InputError, match="turn 12345 does not exist in this session"):
-        ws.score(sid, None, 12345, "s1", 1.0)
+        ws.versions.score(sid, None, 12345, "s1", 1.0)
 
 
 @pytest.mark.parametrize(
@@ -141,11 +141,11 @@ def test_bad_uploads_are_refused_and_nothing_is_lost(
     ws: Workspace, sign: Path, tmp_path: Path, make, message: str
 ) -> None:
     sid = new_session_with(ws, sign)
-    before = ws.history(sid, None)
+    before = ws.versions.summary(sid, None)
     with pytest.raises(InputError, match=message) as e:
         ws.upload(sid, None, make(tmp_path / "bad.png"))
     assert str(tmp_path) not in str(e.value)  # no server paths in messages
-    assert ws.history(sid, None) == before
+    assert ws.versions.summary(sid, None) == before
 
 
 def test_an_upload_over_the_size_limit_is_refused(ws: Workspace, tmp_path: Path) -> None:
@@ -174,18 +174,18 @@ def test_unusual_images_are_converted_with_a_note(ws: Workspace, tmp_path: Path,
 @pytest.mark.slow
 def test_one_turn_at_a_time_and_stop_keeps_the_image(ws: Workspace, sign: Path) -> None:
     sid = new_session_with(ws, sign)
-    head = ws.history(sid, None)["head"]
+    head = ws.versions.summary(sid, None)["head"]
     running = run(ws, sid, None, REPLACE)
     next(running)  # the turn has started and holds the session
     with pytest.raises(InputError, match="already running"):
         next(run(ws, sid, None, REPLACE))
     with pytest.raises(InputError, match="already running"):
-        ws.undo(sid, None)
+        ws.versions.undo(sid, None)
     assert ws.stop(sid, None)
     view = finish(running)
     assert view.status == "stopped" and "Stopped" in R.final_text(view)
-    assert ws.history(sid, None)["head"] == head  # the image is unchanged
-    assert ws.history(sid, None)["turns"][-1]["status"] == "stopped"
+    assert ws.versions.summary(sid, None)["head"] == head  # the image is unchanged
+    assert ws.versions.summary(sid, None)["turns"][-1]["status"] == "stopped"
     assert not ws.stop(sid, None)  # nothing running any more
     assert finish(run(ws, sid, None, REPLACE)).status == "done"  # the session is free again
 
@@ -198,7 +198,7 @@ def test_a_noun_the_backend_cannot_find_asks_the_user_to_point(ws: Workspace, tm
     assert view.needs_pointing == {"s1"} and view.status == "unverified"  # asked before anything ran
     assert "Click on it in the image" in R.final_text(view) and "Point first" in R.final_text(view)
     assert "needs pointing" in R.tree_markdown(view)
-    assert ws.turn_views(sid, None)[0].needs_pointing == {"s1"}  # the request survives a page refresh
+    assert ws.versions.turn_views(sid, None)[0].needs_pointing == {"s1"}  # the request survives a page refresh
     clicked = finish(run(ws, sid, None, "make the ball blue", clicks=[(380, 210)]))
     assert clicked.status == "done" and clicked.region_note.startswith("box ")
     after = ws.store.load_image(ws.store.version(sid, clicked.result_version))
@@ -211,10 +211,10 @@ def test_each_accepted_subtask_is_a_version_and_the_bundle_has_everything(ws: Wo
     sid = new_session_with(ws, poster)
     view = finish(run(ws, sid, None, "highlight the word 'FREE' and redact the phone number"))
     assert view.status == "done"
-    kinds = [(v["kind"], v["subtask_id"]) for v in ws.history(sid, None)["versions"]]
+    kinds = [(v["kind"], v["subtask_id"]) for v in ws.versions.summary(sid, None)["versions"]]
     assert kinds == [("upload", None), ("subtask", "s1"), ("turn", None)]
-    ws.score(sid, None, view.turn_id, "s1", 1.0, "clear", "ann")
-    image_path, bundle = ws.export(sid, None)
+    ws.versions.score(sid, None, view.turn_id, "s1", 1.0, "clear", "ann")
+    image_path, bundle = ws.versions.export(sid, None)
     assert image_path is not None and image_path.exists()
     with zipfile.ZipFile(bundle) as z:
         names = set(z.namelist())
@@ -239,16 +239,16 @@ def test_sessions_do_not_see_each_other(ws: Workspace, sign: Path) -> None:
     owned = ws.open_session(None, "alice").id
     assert ws.open_session(owned, "bob").id != owned  # bob cannot open alice's session: he gets a new one
     with pytest.raises(InputError, match="unknown session"):
-        ws.history(owned, "bob")
+        ws.versions.summary(owned, "bob")
     with pytest.raises(InputError, match="does not exist in this session"):
-        ws.branch(owned, "alice", ws.history(a, None)["head"])  # a version id from another session
+        ws.versions.branch(owned, "alice", ws.versions.summary(a, None)["head"])  # a version id from another session
 
 
 def test_the_prediction_follows_alpha(ws: Workspace) -> None:
     from costa.planner import plan_with_rules
     from costa.turn.records import UserRegion
 
-    preds = ws.predict(plan_with_rules(REPLACE), UserRegion(), [0.0, 1.0, 2.0])
+    preds = ws.previews.predict(plan_with_rules(REPLACE), UserRegion(), [0.0, 1.0, 2.0])
     assert [a for a, *_ in preds] == [0.0, 1.0, 2.0]
     for _, path, seconds, quality in preds:
         assert path[0] == ("s1", "rapidocr_detect") and seconds > 0 and 0 < quality <= 1

@@ -119,7 +119,7 @@ def test_stop_ends_a_turn_at_once_while_a_slow_tool_runs(
     began, ended = ("started", "finished") if phase == "run" else ("loading", "loaded")
     sid = core.open_session(None, None).id
     core.upload(sid, None, sign(tmp_path / "sign.png"))
-    before = core.history(sid, None)
+    before = core.versions.summary(sid, None)
     opts = TurnOptions.validate(core.settings, 1.0, 0.8)
     views: list = []
     began0, ended0 = slow_tools.CALLS[began], slow_tools.CALLS[ended]
@@ -135,12 +135,12 @@ def test_stop_ends_a_turn_at_once_while_a_slow_tool_runs(
     assert slow_tools.CALLS[ended] == ended0  # it is still running in the background
     view = views[-1]
     assert view.status == "stopped" and view.result_version is None
-    after = core.history(sid, None)
+    after = core.versions.summary(sid, None)
     assert after["head"] == before["head"] and len(after["versions"]) == len(before["versions"])
     assert after["turns"][-1]["status"] == "stopped"
     wait_for(lambda: slow_tools.CALLS[ended] > ended0, TOOL_SECONDS + 10, "the abandoned call to finish")
     wait_for(lambda: abandoned_calls() == 0, 5, "the abandoned call to be forgotten")
-    assert core.history(sid, None) == after  # its result was dropped: nothing changed when it returned
+    assert core.versions.summary(sid, None) == after  # its result was dropped: nothing changed when it returned
     monkeypatch.setenv("COSTA_FAKE_TOOL_SECONDS", "0")
     done = [v for v, _ in core.run(core.prepare(sid, None, REPLACE, opts))][-1]
     assert done.status == "done" and done.result_version is not None  # the session is free again
@@ -260,7 +260,7 @@ def _llm_core(tmp_path: Path, url: str, reflect: bool) -> SessionCore:
 
 def _stop_while(core: SessionCore, sid: str, condition, what: str) -> tuple[float, list]:
     """Run REPLACE in a thread, press Stop once `condition()` holds; seconds from Stop to the turn's end, views."""
-    before = core.history(sid, None)
+    before = core.versions.summary(sid, None)
     opts = TurnOptions.validate(core.settings, 1.0, 0.8)
     views: list = []
     turn = threading.Thread(target=lambda: views.extend(v for v, _ in core.run(core.prepare(sid, None, REPLACE, opts))))
@@ -271,7 +271,7 @@ def _stop_while(core: SessionCore, sid: str, condition, what: str) -> tuple[floa
     turn.join(STOP_BOUND + 1)
     seconds = time.perf_counter() - t0
     assert not turn.is_alive() and seconds < STOP_BOUND, seconds
-    after = core.history(sid, None)
+    after = core.versions.summary(sid, None)
     assert after["head"] == before["head"] and len(after["versions"]) == len(before["versions"])
     assert after["turns"][-1]["status"] == "stopped"
     return seconds, views

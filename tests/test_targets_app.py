@@ -76,7 +76,7 @@ def test_edit_this_region_and_do_the_rest_keep_the_instruction(ws: Workspace, tm
     assert view.status == "unverified" and set(view.unverified) == {"s1"}
     (panel,) = view.panels["s1"]  # the follow-ups, under the subtask's message, live and after a reload
     assert panel.actions == (TV.EDIT_THIS_REGION, TV.LET_ME_POINT, TV.DO_THE_REST)
-    assert ws.turn_views(sid, None)[-1].panels["s1"] == [panel]
+    assert ws.versions.turn_views(sid, None)[-1].panels["s1"] == [panel]
     assert ws.store.turn(sid, view.turn_id).summary["unverified"].keys() == {"s1"}
     records = ws.store.targets(view.turn_id)
     assert records[0]["status"] == "unverified" and records[0]["subtask_id"] == "s1"

@@ -178,21 +178,21 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
     @short_errors
     def history(session_id: str, request: gr.Request) -> dict[str, Any]:
         """The session's versions (with SHA-256 of their pixels) and turns."""
-        return core.history(session_id, owner_of(request))
+        return core.versions.summary(session_id, owner_of(request))
 
     @short_errors
     def undo(session_id: str, request: gr.Request) -> tuple[np.ndarray | None, dict[str, Any]]:
         """Go back one turn; returns the current image and the history."""
         owner = owner_of(request)
-        core.undo(session_id, owner)
-        return head(session_id, owner), core.history(session_id, owner)
+        core.versions.undo(session_id, owner)
+        return head(session_id, owner), core.versions.summary(session_id, owner)
 
     @short_errors
     def redo(session_id: str, request: gr.Request) -> tuple[np.ndarray | None, dict[str, Any]]:
         """Return to the version undo left; returns the current image and the history."""
         owner = owner_of(request)
-        core.redo(session_id, owner)
-        return head(session_id, owner), core.history(session_id, owner)
+        core.versions.redo(session_id, owner)
+        return head(session_id, owner), core.versions.summary(session_id, owner)
 
     @short_errors
     def branch(session_id: str, version_id: float, request: gr.Request) -> tuple[np.ndarray | None, dict[str, Any]]:
@@ -200,8 +200,8 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         owner = owner_of(request)
         if version_id is None:
             raise InputError("give the version_id to branch from (see /history)")
-        core.branch(session_id, owner, version_id)
-        return head(session_id, owner), core.history(session_id, owner)
+        core.versions.branch(session_id, owner, version_id)
+        return head(session_id, owner), core.versions.summary(session_id, owner)
 
     @short_errors
     def score(
@@ -228,18 +228,18 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         if score is None:
             raise InputError("give a score: 0, 0.1 … 0.9 or 1")
         owner = owner_of(request)
-        return core.score(session_id, owner, turn_id, subtask_id or "", score, comment or "", evaluator or "")
+        return core.versions.score(session_id, owner, turn_id, subtask_id or "", score, comment or "", evaluator or "")
 
     @short_errors
     def export(session_id: str, request: gr.Request) -> tuple[str | None, str]:
         """The current image (PNG) and the session's reproducibility bundle (zip)."""
-        image_path, bundle = core.export(session_id, owner_of(request))
+        image_path, bundle = core.versions.export(session_id, owner_of(request))
         return (str(image_path) if image_path else None), str(bundle)
 
     @short_errors
     def scores_csv(session_id: str, request: gr.Request) -> str:
         """The session's evaluator scores as CSV."""
-        return str(core.scores_csv(session_id, owner_of(request)))
+        return str(core.versions.scores_csv(session_id, owner_of(request)))
 
     @short_errors
     def stop(session_id: str, request: gr.Request) -> dict[str, Any]:

@@ -135,7 +135,7 @@ def build_ui(services: Services, core: SessionCore | None = None) -> gr.Blocks:
             session = core.open_session(ids[0] if ids else None, owner)
             state = UiState(session_id=session.id, owner=owner)
             state.known = list(dict.fromkeys([session.id, *ids]))[:10]
-            views = core.turn_views(session.id, owner)
+            views = core.versions.turn_views(session.id, owner)
             state.past = [m for v in views for m in _chat(v)]
             state.last_view = views[-1] if views else None
             core.runtimes.bind(getattr(request, "session_hash", None), session.id)

@@ -195,15 +195,15 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         sid, owner = state.session_id, state.owner
         img = page.reload_head(state)
         region, note = pointed_region(state, img, state.box)
-        hist = core.history(sid, owner)
-        totals = R.session_totals(core.session_totals(sid))
+        hist = core.versions.summary(sid, owner)
+        totals = R.session_totals(core.versions.session_totals(sid))
         brush_px = state.brush.area if state.brush is not None else 0
         return {
             **brush_sync(state),
             tab.image: annotate(TV.shown_image(state, img), region) if img is not None else None,
             tab.target_row: TV.row_update(state),
             tab.points: points_text(state.clicks, note, brush_px),
-            tab.slider: core.before_after(sid, owner),
+            tab.slider: core.versions.before_after(sid, owner),
             tab.chat: state.past[-MAX_PAST_MESSAGES:],
             **diagrams(state, state.last_view),
             tab.ledger: R.ledger_markdown(state.last_view, totals),
@@ -224,12 +224,12 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
             return {tab.prediction: "_Upload an image to see the predicted cost and quality._"}
         planned = state.plans.get(text)
         if planned is None:
-            planned, _ = core.plan_only(state.session_id, text, img)
+            planned, _ = core.previews.plan_only(state.session_id, text, img)
             state.plans = plan_cache_put(state.plans, text, planned)
         region, note = pointed_region(state, img, box_text)
         if note:
             return {tab.prediction: f"_{note}_"}
-        pv = core.preview(planned, text, a, region or UserRegion())
+        pv = core.previews.preview(planned, text, a, region or UserRegion())
         if pv.view is None:
             return {tab.prediction: f"_Nothing to run for this instruction: {pv.nothing}_"}
         hint = "\n\n📍 " + R.pointing_hint(pv.view, pv.pointing[0]) if pv.pointing else ""
@@ -335,7 +335,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
             state.session_id, state.owner, text, opts, state.clicks, box_text or "", state.brush,
             cached=state.plans.get((text or "").strip()),
         )  # fmt: skip
-        totals = R.session_totals(core.session_totals(state.session_id))
+        totals = R.session_totals(core.versions.session_totals(state.session_id))
         first, view = True, None
         seen: list[Any] = []
         for what, item in P.with_progress(lambda on_progress: core.run(req, on_progress)):
@@ -385,7 +385,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
 
     @page_errors
     def on_export(state: UiState) -> dict[Any, Any]:
-        image_path, bundle = core.export(state.session_id, state.owner)
+        image_path, bundle = core.versions.export(state.session_id, state.owner)
         state.exported = True
         files = [str(p) for p in (image_path, bundle) if p is not None]
         return {tab.downloads: gr.update(value=files, visible=True)}

@@ -45,9 +45,9 @@ class Evaluation:
         private: dict[str, Any] = {"api_visibility": "private"}
 
         def refresh(state: Any) -> dict[Any, Any]:
-            acc = core.accuracy(state.session_id, state.owner)
+            acc = core.versions.accuracy(state.session_id, state.owner)
             return {
-                self.turn: gr.update(choices=core.turn_choices(state.session_id, state.owner), value=None),
+                self.turn: gr.update(choices=core.versions.turn_choices(state.session_id, state.owner), value=None),
                 self.table: _rows(acc),
                 self.accuracy: _accuracy_md(acc),
             }
@@ -58,7 +58,7 @@ class Evaluation:
         def on_turn(state: Any, turn_id: Any) -> dict[Any, Any]:
             if turn_id in (None, ""):
                 return {self.detail: "_Pick a turn._", self.subtask: gr.update(choices=[], value=None)}
-            d = core.turn_detail(state.session_id, state.owner, turn_id)
+            d = core.versions.turn_detail(state.session_id, state.owner, turn_id)
             lines = [f"**turn {d.number}** · {d.turn.status} · “{d.turn.instruction}”"]
             for sid, name in d.subtasks:
                 done = d.view.done_subtasks.get(sid)
@@ -85,13 +85,15 @@ class Evaluation:
             if level not in LEVELS:
                 raise InputError("choose full, partial or fail")
             value = {"full": 1.0, "fail": 0.0}.get(level, round(float(partial), 1))
-            acc = core.score(state.session_id, state.owner, turn_id, subtask_id, value, comment or "", who or "")
+            acc = core.versions.score(
+                state.session_id, state.owner, turn_id, subtask_id, value, comment or "", who or ""
+            )
             gr.Info(f"Saved: {subtask_id} = {value:g}")
             return {self.table: _rows(acc), self.accuracy: _accuracy_md(acc)}
 
         @page_errors
         def on_export(state: Any) -> dict[Any, Any]:
-            return {self.csv: str(core.scores_csv(state.session_id, state.owner))}
+            return {self.csv: str(core.versions.scores_csv(state.session_id, state.owner))}
 
         self.turn.input(on_turn, [ui, self.turn], everything, **private)
         inputs = [ui, self.turn, self.subtask, self.level, self.partial, self.comment, self.evaluator]

@@ -26,7 +26,7 @@ class ExportGuard:
         path = scope.get("path", "") if scope.get("type") == "http" else ""
         if "/file=" in path:
             name = PurePosixPath(unquote(path.split("/file=", 1)[1])).name
-            known, owner = self.core.export_owner(name)
+            known, owner = self.core.versions.export_owner(name)
             if known and owner is not None and owner != _user(scope):
                 await send(
                     {"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]}

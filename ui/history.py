@@ -70,11 +70,11 @@ def wire_history(
 
     def tree(state: UiState) -> str:
         hist_head = core.session(state.session_id, state.owner).head
-        rows = core.version_rows(state.session_id)
+        rows = core.versions.version_rows(state.session_id)
         return versions_markdown(rows, hist_head, state.selected, next(redraws))
 
     def refresh(state: UiState) -> dict[Any, Any]:
-        rows = core.version_rows(state.session_id)[-60:]
+        rows = core.versions.version_rows(state.session_id)[-60:]
         head = core.session(state.session_id, state.owner).head
         state.gallery_ids = [r.version.id for r in rows]
         thumbs = [
@@ -100,20 +100,20 @@ def wire_history(
         @page_errors
         def handler(state: UiState) -> dict[Any, Any]:
             if name == "undo":
-                v = core.undo(state.session_id, state.owner)
+                v = core.versions.undo(state.session_id, state.owner)
                 note = "↩️ Undone — back to **v{n}** ({label}). Redo returns."
             elif name == "redo":
-                v = core.redo(state.session_id, state.owner)
+                v = core.versions.redo(state.session_id, state.owner)
                 note = "↪️ Redone — now at **v{n}** ({label})."
             else:
                 if state.selected is None:
                     raise InputError("select a version in the gallery first")
-                v = core.branch(state.session_id, state.owner, state.selected)
+                v = core.versions.branch(state.session_id, state.owner, state.selected)
                 note = (
                     "⎇ Now at **v{n}** ({label}). The next edit starts a new branch from here; "
                     "the other future is kept in History."
                 )
-            n = core.version_number(state.session_id, v.id)
+            n = core.versions.version_number(state.session_id, v.id)
             state.past = [*state.past, {"role": "assistant", "content": note.format(n=n, label=v.label)}]
             state.clear_pointing()
             out = page.snapshot(state)
@@ -130,7 +130,7 @@ def wire_history(
         if not 0 <= idx < len(state.gallery_ids):
             raise InputError("that version is no longer listed: refresh the page")
         state.selected = state.gallery_ids[idx]
-        row, images = core.compare(state.session_id, state.owner, state.selected)
+        row, images = core.versions.compare(state.session_id, state.owner, state.selected)
         v = row.version
         return {
             tab.compare: images,
@@ -141,7 +141,7 @@ def wire_history(
 
     def switch(state: UiState, session_id: str) -> dict[Any, Any]:
         fresh = state.fresh(session_id)
-        views = core.turn_views(session_id, state.owner)
+        views = core.versions.turn_views(session_id, state.owner)
         fresh.past = [m for v in views for m in R.chat_messages(v)]
         fresh.last_view = views[-1] if views else None
         return {ui: fresh, **page.snapshot(fresh)}

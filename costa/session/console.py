@@ -1,9 +1,11 @@
 """`python -m costa edit` on the session core: the same validation, planning (OCR text, history), click handling and
 turn as the app, printed as text.
 
-Without `--session` the turn runs in a throwaway store (nothing is kept); with `--session ID` it continues a stored
-session under COSTA_HOME: the image (optional) becomes its new current version, the instruction is planned with the
-session's earlier instructions, and the result is stored as a version that the app's History shows.
+Without `--session` the session (its versions and turns) lives in a throwaway store; with `--session ID` it continues
+a stored session under COSTA_HOME: the image (optional) becomes its new current version, the instruction is planned
+with the session's earlier instructions, and the result is stored as a version that the app's History shows. Either
+way a fast–slow turn's tool runs, traces and the FaSTA* task count are kept in COSTA_HOME, so CLI runs and app turns
+add up across processes; `--no-record` learns nothing from the run (nothing is written to COSTA_HOME).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from costa.errors import InputError, PlanningError
+from costa.session.printing import LedgerRow, print_event, print_ledger, print_llm_costs
 
 EXIT_OK, EXIT_ERROR, EXIT_PARTIAL, EXIT_UNVERIFIED = 0, 2, 3, 4
 SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff")
@@ -34,9 +37,18 @@ def run_edit(args: argparse.Namespace, out: TextIO) -> int:
     if not args.image and not args.session:
         raise InputError("give an image file, or --session ID to edit a stored session's current image")
     settings = Settings.from_env()
+    services = Services(settings)
+    record = not getattr(args, "no_record", False)
     with tempfile.TemporaryDirectory(prefix="costa-cli-") as scratch:
-        store = Store(settings.home) if args.session else Store(Path(scratch))
-        core = SessionCore(Services(settings), store)
+        home = Store.from_settings(settings) if args.session or record else None
+        store = home if args.session and home is not None else Store(Path(scratch))
+        runtime = None
+        if (getattr(args, "mode", None) or "") == "fast-slow":  # its learning goes to COSTA_HOME unless --no-record
+            from costa.subroutines.runtime import FastSlowRuntime
+
+            runtime = FastSlowRuntime.from_services(services, home if record and home is not None else store)
+            runtime.record = record
+        core = SessionCore(services, store, runtime)
         try:
             return _edit(core, args, output, out)
         finally:
@@ -73,7 +85,7 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
     for note in req.notes:
         print(f"note: {note}", file=sys.stderr)
     events_file = open(args.events, "w", encoding="utf-8") if args.events else None  # noqa: SIM115
-    ledger: list[tuple[str, str, int, float, float, bool]] = []
+    ledger: list[LedgerRow] = []
     view = None
 
     def on_progress(ev: Any) -> None:  # per-step progress of diffusion tools and tools' LLM calls, as they happen
@@ -89,7 +101,7 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
                 continue
             if events_file is not None:
                 events_file.write(json.dumps(event_to_dict(ev), default=str) + "\n")
-            _print_event(ev, args.quiet, ledger, out, core.unreferenced, shown.plain, getattr(args, "verbose", False))
+            print_event(ev, args.quiet, ledger, out, core.unreferenced, shown.plain, getattr(args, "verbose", False))
     finally:
         if events_file is not None:
             events_file.close()
@@ -104,12 +116,10 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
         raise InputError(
             "no edit could be planned from this instruction; nothing was written" + (f": {why}" if why else "")
         )
-    _print_ledger(ledger, done, out)
+    print_ledger(ledger, done, out)
     for s, why in done.unverified.items():
         print(f"  {s:8} target not verified{' (accepted)' if accept else ''}: {why}", file=out)
-    from costa.cli import _print_llm_costs
-
-    _print_llm_costs(view.llm, out)
+    print_llm_costs(view.llm, out)
     if done.unverified and not accept:
         for s, why in done.unverified.items():
             print(f"error: the target of {s} was not verified — {why}", file=sys.stderr)
@@ -161,85 +171,3 @@ def _said(core: Any, view: Any, sid: str, output: Path, out: TextIO, stored: boo
         turn = f" (turn {view.turn_number})" if view.turn_number else ""
         print(f"stored as version v{view.result_number} of session {sid[:6]}…{turn}", file=out)
     return EXIT_OK
-
-
-def _print_event(
-    ev: Any,
-    quiet: bool,
-    ledger: list[Any],
-    out: TextIO,
-    unreferenced: frozenset[str] = frozenset(),
-    plain: dict[str, str] | None = None,
-    verbose: bool = False,
-) -> None:
-    """One event as CLI lines; a subtask no tool can run is said in one plain sentence (`plain`), the technical
-    reason only with `-v`."""
-    from costa import events as E
-    from costa.cli import _describe_llm_call, _print_plan
-
-    if isinstance(ev, E.PlanReady):
-        _print_plan(ev.plan, out)
-    elif isinstance(ev, E.LlmCall):
-        print(f"llm   {_describe_llm_call(ev)}", file=out)
-    elif isinstance(ev, E.PlannerFallback):
-        print(f"planner fallback: {ev.reason}", file=out)
-    elif isinstance(ev, E.ToolFinished):
-        ledger.append((ev.subtask_id, ev.tool, ev.attempt, ev.seconds, ev.quality, ev.passed))
-        if not quiet:
-            mark = "pass" if ev.passed else "FAIL"
-            print(
-                f"  run   {ev.subtask_id} {ev.tool} (attempt {ev.attempt}): {ev.seconds:.3f} s, "
-                f"quality {ev.quality:.2f} {mark} — {'; '.join(ev.reasons)}",
-                file=out,
-            )
-    elif isinstance(ev, E.Retry) and not quiet:
-        print(f"  retry {ev.subtask_id} {ev.tool} attempt {ev.attempt}: {ev.reason}", file=out)
-    elif isinstance(ev, E.ToolFailed) and not quiet:
-        print(f"  drop  {ev.subtask_id} {ev.tool}: {ev.reason}", file=out)
-    elif isinstance(ev, E.SubgraphBuilt):
-        print(f"tool subgraph: {ev.nodes} nodes, {ev.edges} edges over {', '.join(ev.tools)}", file=out)
-        for sid, why in ev.unavailable:
-            print(f"  cannot run {sid}: {plain.get(sid, why) if plain and not verbose else why}", file=out)
-    elif isinstance(ev, E.PathChosen):
-        print(f"chosen path: {' → '.join(f'{t} ({s})' for s, t in ev.path)}", file=out)
-        print(f"  path {ev.seconds:.3f} s, quality {ev.quality:.3f}, score {ev.score:.4f}", file=out)
-    elif isinstance(ev, E.SubtaskDone):
-        unchecked = " (answer not verified: only its form was checked)" if ev.subtask_kind in unreferenced else ""
-        print(
-            f"done  {ev.subtask_id} {ev.subtask_kind} via {'+'.join(ev.tools)}: quality {ev.quality:.2f}{unchecked} — "
-            f"{ev.result}",
-            file=out,
-        )
-    elif isinstance(ev, E.TargetUnverified):
-        print(f"unverified {ev.subtask_id} {ev.target!r}: {ev.summary}", file=out)
-    elif isinstance(ev, E.PointingNeeded):
-        print(f"point first {', '.join(ev.subtask_ids)}: {ev.reason}", file=out)
-    elif ev.kind in ("rule_hit", "fallback", "induction_done"):
-        if not quiet:
-            from costa.subroutines.commands import describe_event
-
-            print(describe_event(ev), file=out)
-    elif ev.kind in ("reflection", "reflection_retry", "reflection_kept", "expert_dropped"):
-        if not quiet or ev.kind == "reflection_kept":
-            from costa.reflect.report import describe_event as describe_reflection
-
-            print(describe_reflection(ev), file=out)
-    elif isinstance(ev, E.ErrorEvent):
-        said = ev.message
-        if plain and not verbose and said.startswith("no subtask can run here"):
-            said = "no subtask can run here: " + " ".join(plain.values()) + " (-v for the details)"
-        print(f"error: {said}", file=sys.stderr)
-
-
-def _print_ledger(ledger: list[Any], done: Any, out: TextIO) -> None:
-    print("cost ledger:", file=out)
-    print(f"  {'subtask':8} {'tool':24} {'try':>3} {'seconds':>8} {'quality':>7}  check", file=out)
-    for sid, tool, attempt, seconds, quality, passed in ledger:
-        print(
-            f"  {sid:8} {tool:24} {attempt:>3} {seconds:8.3f} {quality:7.2f}  {'pass' if passed else 'fail'}", file=out
-        )
-    print(
-        f"  tool runs {done.executions}, tool seconds {done.tool_seconds:.3f}, turn {done.seconds:.3f} s "
-        f"(checks + search + I/O {done.seconds - done.tool_seconds:.3f} s)",
-        file=out,
-    )

@@ -170,7 +170,7 @@ def _command_turn(
         view.errors.append(str(e))
     session = core.store.session(req.session_id, req.owner)
     view.result_version = session.head
-    view.result_number = core.version_number(session.id, session.head)
+    view.result_number = core.versions.version_number(session.id, session.head)
     yield view, None
 
 
@@ -178,18 +178,18 @@ def _run_command(core: SessionCore, req: TurnRequest, command: HistoryCommand) -
     """Do the command through the same calls as the buttons; return what happened, in one sentence."""
     sid, owner = req.session_id, req.owner
     if command.op == "branch":
-        rows = core.version_rows(sid)
+        rows = core.versions.version_rows(sid)
         if not command.version or command.version > len(rows):
             raise InputError(f"there is no version {command.version}: this session has versions 1 to {len(rows)}")
-        v = core.branch(sid, owner, rows[command.version - 1].version.id)
+        v = core.versions.branch(sid, owner, rows[command.version - 1].version.id)
         return f"Back to version {command.version} ({v.label}); the next edit starts a branch, the rest is kept."
     if command.op == "start_over":
-        rows = core.version_rows(sid)
+        rows = core.versions.version_rows(sid)
         if not rows:
             raise InputError("there is no image yet: upload one first")
-        core.branch(sid, owner, rows[0].version.id)
+        core.versions.branch(sid, owner, rows[0].version.id)
         return "Back to the original image (version 1); every later version is kept in History."
-    step = core.undo if command.op == "undo" else core.redo
+    step = core.versions.undo if command.op == "undo" else core.versions.redo
     done = 0
     for _ in range(command.count):
         try:
@@ -199,7 +199,7 @@ def _run_command(core: SessionCore, req: TurnRequest, command: HistoryCommand) -
                 raise
             break
         done += 1
-    number = core.version_number(sid, core.store.session(sid, owner).head)
+    number = core.versions.version_number(sid, core.store.session(sid, owner).head)
     verb = "Undid" if command.op == "undo" else "Redid"
     more = f" (only {done} could be)" if done < command.count else ""
     return f"{verb} {done} step{'s' if done != 1 else ''}{more}: the image is version {number} now."
@@ -258,7 +258,7 @@ def _restore_locked(
         core.store.finish_turn(turn_id, status, [], summary, result_version)  # type: ignore[arg-type]
     view.status = status
     view.result_version = result_version
-    view.result_number = core.version_number(session.id, result_version)
+    view.result_number = core.versions.version_number(session.id, result_version)
 
 
 def restored_image(store: Store, session_id: str, current: np.ndarray, restore: Restore) -> tuple[np.ndarray, Any]:

@@ -5,16 +5,19 @@ store and the per-session runtimes. Every call names a session id and the caller
 None); the store refuses ids that do not exist or belong to someone else.
 
 A turn is two steps: `prepare` validates everything the request carries (options, clicks, box, brush, the upload)
-and raises `InputError` before anything is written; `run` takes the session's lock (refusing a second turn), stores
-the upload, plans with OCR text and history, builds the tool graph once, searches, and saves the result. History,
-scores and exports are in `costa.session.history` (mixed in here), α previews in `costa.session.preview`.
+and raises `InputError` before anything is written; `run` first hands a history command in words, a "change it back"
+or a question to `costa.session.conversation`, else takes the session's lock (refusing a second turn) and runs the
+turn's steps (`costa.session.run.TurnRun`: store the upload, plan, act, save, remember, record). The core holds its
+parts as objects: `versions` (history, undo/redo/branch, stored views, scores, exports: `costa.session.history`),
+`previews` (the α preview: `costa.session.preview`), `operations` (subtask kinds the session carries out itself
+instead of searching tools: the place a planned history operation is executed, `TurnRun.act`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,36 +25,20 @@ from typing import Any
 
 import numpy as np
 
-from costa.agent import TurnEnv, run_turn
 from costa.bundle import export_name
 from costa.errors import InputError
-from costa.eventlog import event_to_dict
-from costa.events import Event, LlmCall, PlanReady
+from costa.events import Event
 from costa.images import load_image
-from costa.messages import plain_reasons
-from costa.models.control import ToolStoppedError, TurnControl, run_stoppable
-from costa.pointing import describe_region, region_from_pointing
-from costa.reflect.report import chat_note
-from costa.reflect.session import remember_turn
+from costa.pointing import region_from_pointing
 from costa.services import Services
-from costa.session.conversation import path_memory
-from costa.session.history import HistoryMixin
-from costa.session.preview import PreviewMixin
+from costa.session.history import SessionHistory
+from costa.session.preview import Previews
+from costa.session.run import Operation, TurnRun
 from costa.session.runtime import Runtimes, SessionRuntime
-from costa.session.targets import pointing_first, record_targets, target_panels
-from costa.session.turns import (
-    HISTORY_TURNS,
-    PlanResult,
-    TurnOptions,
-    check_instruction,
-    llm_client,
-    plan_turn,
-    region_warnings,
-)
-from costa.session.view import GraphLayout, TurnView
+from costa.session.turns import PlanResult, TurnOptions, Vocabulary, check_instruction, llm_client, region_warnings
+from costa.session.view import TurnView
 from costa.store import Session, Store, Version
-from costa.turn.graphs import build_graph
-from costa.turn.records import TurnConfig, UserRegion
+from costa.turn.records import UserRegion
 from costa.types import Mask, Point
 
 log = logging.getLogger(__name__)
@@ -91,25 +78,42 @@ class TurnRequest:
         return (*(self.upload.notes if self.upload else ()), *region_warnings(self.region))
 
 
-class SessionCore(HistoryMixin, PreviewMixin):
-    """Sessions, turns, history, scores and exports over one `Store` and one `Services`."""
+class SessionCore:
+    """Sessions, uploads and turns over one `Store` and one `Services`; history and previews as parts it holds.
 
-    def __init__(self, services: Services, store: Store | None = None) -> None:
+    `fast_slow`: FaSTA*'s runtime for fast-slow turns (default: opened on this core's store on the first such turn;
+    the CLI passes one on COSTA_HOME's store so its runs add up across processes even when the session is a
+    throwaway one)."""
+
+    def __init__(self, services: Services, store: Store | None = None, fast_slow: Any = None) -> None:
         self.services = services
         self.settings = services.settings
         self.store = store or Store.from_settings(self.settings)  # quotas, COSTA_DATABASE_URL
         self.runtimes = Runtimes(self.settings.home, self.settings.tmp_idle_seconds)
-        self.names = {k: v.name for k, v in services.tables.subtasks.items()}
-        self.reads = frozenset(k for k, v in services.tables.subtasks.items() if not v.edits_image)
-        self.unreferenced = frozenset(k for k, v in services.tables.subtasks.items() if v.unreferenced)
+        self.vocabulary = Vocabulary.from_tables(services.tables)
+        self.previews = Previews(services, self.store, self.vocabulary, self.client)
+        self.versions = SessionHistory(self.store, services, self.previews, self.runtimes, self.writing)
+        #: Subtask kinds the session carries out itself (kind → handler), not by searching tools (`TurnRun.act`).
+        self.operations: dict[str, Operation] = {}
         self._client: Any = None
         self._client_checked = False
         self._client_lock = threading.Lock()
         self._thumbs: dict[int, np.ndarray] = {}
         self._thumb_lock = threading.Lock()
-        self._exports: dict[str, str | None] = {}  # exported file name -> the user who exported it
-        self._fast_slow: Any = None  # costa.subroutines.executor.FastSlowRuntime, built on the first fast-slow turn
+        self._fast_slow: Any = fast_slow  # costa.subroutines.runtime.FastSlowRuntime, made on the first fast-slow turn
         self._fast_slow_lock = threading.Lock()
+
+    @property
+    def names(self) -> Mapping[str, str]:
+        return self.vocabulary.names
+
+    @property
+    def reads(self) -> frozenset[str]:
+        return self.vocabulary.reads
+
+    @property
+    def unreferenced(self) -> frozenset[str]:
+        return self.vocabulary.unreferenced
 
     def start(self) -> dict[str, int]:
         """Recover from a killed process (call once when an app starts): running turns → interrupted, files a killed
@@ -321,187 +325,9 @@ class SessionCore(HistoryMixin, PreviewMixin):
             rt.lock.release()
 
     def _run_locked(
-        self,
-        session: Session,
-        rt: SessionRuntime,
-        req: TurnRequest,
-        on_progress: Callable[[Event], None] | None = None,
+        self, session: Session, rt: SessionRuntime, req: TurnRequest, on_progress: Callable[[Event], None] | None
     ) -> Iterator[tuple[TurnView, Event | None]]:
-        if req.upload is not None:
-            head = self.store.add_version(session.id, req.image, "upload", req.upload.label, session.head)
-        else:
-            assert req.base is not None  # prepare() made sure there is a current version
-            head = req.base
-        opts = req.options
-        turns = self.store.turns(session.id)
-        number = len(turns) + 1
-        view = TurnView(
-            req.instruction,
-            self.names,
-            opts.threshold,
-            region_note=describe_region(req.region),
-            reads=self.reads,
-            unreferenced=self.unreferenced,
-        )
-        view.notes.extend(req.notes)
-        params: dict[str, Any] = {
-            "alpha": opts.alpha,
-            "threshold": opts.threshold,
-            "mode": opts.mode,
-            "clicks": [list(c) for c in req.clicks],
-            "box": req.box,
-            "given": sorted(req.region.artifacts()),
-            "region_note": view.region_note,
-            "number": number,
-        }
-        if opts.reflect is not None:
-            params["reflect"] = opts.reflect
-        if opts.accept_unverified:
-            params["accept_unverified"] = True
-        if opts.action:
-            params["action"] = opts.action
-        if req.brush is not None:
-            params["brush_px"] = req.brush.area
-            params["mask_file"] = self.store.save_mask(session.id, req.brush.data)
-            b = req.brush.bbox()
-            params["brush_box"] = None if b is None else [b.x, b.y, b.w, b.h]
-        memory = path_memory(self.store, session)  # earlier turns on this version's path: regions, references
-        resolved = memory.resolve(req.instruction)
-        region = req.region
-        if resolved.region is not None and resolved.region.any() and not region.artifacts():
-            region = UserRegion(masks=(Mask(resolved.region, label="remembered region"),))  # "make it darker": there
-        elif resolved.box is not None and not region.artifacts():
-            region = UserRegion(boxes=(resolved.box,))  # "make it red" acts where the turn it refers to did
-        turn_id = self.store.start_turn(session.id, head.id, req.instruction, None, params)
-        view.turn_id, view.turn_number = turn_id, number
-        events: list[Event] = []
-        plan = None
-        planned: PlanResult | None = None
-        result_version: int | None = None
-        status = "failed"
-
-        def on_tool_event(ev: Event) -> None:  # from a tool's worker thread, while the turn waits on it
-            if isinstance(ev, LlmCall):  # a tool's own endpoint request (API tools): the ledger and the record count it
-                view.llm.append(ev)
-                events.append(ev)
-            if on_progress is not None:
-                on_progress(ev)
-
-        control = TurnControl(stop=rt.stop, on_event=on_tool_event)  # Stop also interrupts a diffusion call
-        try:
-            yield view, None
-            if resolved.changed:
-                view.notes.append(f"Read as “{resolved.text}” ({resolved.note}).")
-            if req.cached is not None and not resolved.changed:
-                planned = req.cached
-                for ev in planned.events:
-                    events.append(ev)
-                    view.apply(ev)
-            else:
-                history = memory.summary_lines(HISTORY_TURNS) or [t.instruction for t in turns][-HISTORY_TURNS:]
-                gen = plan_turn(self.services, self.client(), resolved.text, req.image, history)
-                while True:
-                    try:  # each step (the OCR read, an LLM request) in a worker: Stop does not wait for the endpoint
-                        ev = run_stoppable(lambda: next(gen), control, "", "planner", 0, exclusive=False)
-                    except StopIteration as stop:
-                        planned = stop.value
-                        break
-                    events.append(ev)
-                    view.apply(ev)
-                    yield view, ev
-            plan = planned.plan if planned.plan is not None else view.plan
-            if planned.plan is not None:
-                tg = build_graph(self.services, planned.plan, region)  # the turn's one tool graph
-                view.layout = GraphLayout.from_tool_graph(tg, self._estimate)
-                view.needs_pointing = self._pointing_subtasks(planned.plan, tg.unavailable)
-                view.plain.update(
-                    plain_reasons(self.services.tables, planned.plan, tg.unavailable, view.needs_pointing)
-                )
-                yield view, None
-                runtime = self.fast_slow() if opts.mode == "fast-slow" else None
-                # Ask for pointing before anything runs, unless the user chose "do the rest" (the CLI always does: the
-                # subtasks that do not depend on the unfound target run, and it exits 3).
-                ask = pointing_first(self.services, planned.plan, region) if opts.action != "rest" else None
-                config = TurnConfig(opts.alpha, opts.threshold, opts.mode, opts.reflect, opts.accept_unverified)
-                env = TurnEnv(memory, control, runtime)
-                turn = ask or run_turn(self.services, req.image, planned.plan, config, region, tg, env)
-                for ev in turn:
-                    if isinstance(ev, PlanReady):
-                        continue  # the planner already announced the plan
-                    events.append(ev)
-                    view.apply(ev)
-                    if (note := chat_note(ev)) is not None:
-                        view.notes.append(note)  # reflection retries and best-of choices, said in the chat
-                    yield view, ev
-                    if rt.stop.is_set():
-                        close = getattr(turn, "close", None)
-                        if close is not None:
-                            close()
-                        view.stop()
-                        break
-            if (
-                view.outcome is not None
-                and view.outcome.image is not None
-                and view.status not in ("stopped", "unverified")
-                # reflection doubts a target and asks the user to point: nothing is saved, so sending again after
-                # pointing edits the image as it was (not the doubted attempt); accepting it saves it
-                and (not view.ask_pointing or opts.accept_unverified)
-            ):
-                result_version = self._save_versions(session.id, head, number, req.instruction, view)
-                view.result_version = result_version
-            self._after_turn_pointing(view, params["given"])
-            target_panels(view)
-            if planned is not None and planned.plan is not None and view.outcome is not None:
-                box0 = region.boxes[0] if region.boxes else None
-                remember_turn(
-                    self.store, session.id, turn_id, req.instruction, resolved.text, planned.plan, req.image, events,
-                    box0,
-                )  # fmt: skip
-            status = view.status if view.status in ("done", "partial", "unverified", "stopped") else "failed"
-        except ToolStoppedError:  # Stop pressed while planning's LLM call or reflection's experts ran
-            status = "stopped"
-            view.stop()
-        except GeneratorExit:
-            status = "stopped"
-            view.stop()
-            raise
-        finally:
-            summary: dict[str, Any] = {**view.totals(), "ok": bool(view.outcome and view.outcome.ok)}
-            if view.outcome is not None:
-                summary["results"] = dict(view.outcome.results)
-                summary["skipped"] = dict(view.outcome.skipped)
-                summary["unverified"] = dict(view.outcome.unverified)
-            if view.path is not None:
-                summary["path"] = [list(p) for p in view.path.path]
-            record_targets(self.store, turn_id, events)
-            self.store.finish_turn(
-                turn_id,
-                status,  # type: ignore[arg-type]
-                [event_to_dict(e) for e in events],
-                summary,
-                result_version,
-                plan.model_dump(mode="json") if plan is not None else None,
-            )
-        view.status = status
-        view.result_number = self.version_number(session.id, result_version)
-        yield view, None
-
-    def _save_versions(self, session_id: str, head: Version, number: int, instruction: str, view: TurnView) -> int:
-        """Store each accepted subtask's image, then the turn's result as the new current version."""
-        assert view.outcome is not None and view.outcome.image is not None
-        final = view.outcome.image
-        parent = head.id
-        edits = [d for d in view.done_subtasks.values() if d.image is not None]
-        for d in edits:
-            if d is edits[-1] and np.array_equal(d.image, final):
-                break
-            name = self.names.get(d.subtask_kind, d.subtask_kind)
-            v = self.store.add_version(
-                session_id, d.image, "subtask", f"{d.subtask_id} {name}", parent, view.turn_id, d.subtask_id, False
-            )
-            parent = v.id
-        label = f"turn {number}: {instruction}"[:60]
-        return self.store.add_version(session_id, final, "turn", label, parent, view.turn_id).id
+        yield from TurnRun(self, session, rt, req, on_progress).steps()
 
     def stop(self, session_id: str, owner: str | None) -> bool:
         """Stop the session's running turn now; False when none is running.

@@ -1,27 +1,30 @@
 """A session's history as every interface sees it: undo / redo / branch, versions and turns numbered within the
 session, stored turns rebuilt as views, evaluator scores, CSV and the reproducibility bundle.
 
-`HistoryMixin` is part of `costa.session.core.SessionCore`; it expects `store`, `services`, `settings`, `names`,
-`reads`, `runtimes`, `writing()` and the preview mixin's `_pointing_subtasks` / `_after_turn_pointing`.
+`SessionHistory` is one object the session core holds (`SessionCore.versions`): it reads and writes the store, takes
+the session's lock for every write (`writing`, the core's), keeps exported files in the sessions' temporary folders
+(`runtimes`) and asks the previews which subtasks pointing would help.
 """
 
 from __future__ import annotations
 
 import shutil
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from costa.errors import InputError
 from costa.eventlog import event_from_dict
+from costa.session.preview import Previews
+from costa.session.runtime import Runtimes
 from costa.session.view import GraphLayout, TurnView
-from costa.store import Turn, Version, accuracy
+from costa.store import Store, Turn, Version, accuracy
 from costa.types import Plan
-
-if TYPE_CHECKING:
-    from costa.session.core import SessionCore
 
 #: Versions listed in the gallery and the version tree (the newest).
 SHOWN_VERSIONS = 60
@@ -46,15 +49,31 @@ class TurnDetail:
     images: tuple[np.ndarray, np.ndarray] | None
 
 
-class HistoryMixin:
+class SessionHistory:
     """Undo, redo, branch, numbered history, stored views, scores and exports (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        services: Any,
+        previews: Previews,
+        runtimes: Runtimes,
+        writing: Callable[[str], AbstractContextManager[Any]],
+    ) -> None:
+        self.store, self.services, self.previews, self.runtimes, self.writing = (
+            store, services, previews, runtimes, writing
+        )  # fmt: skip
+        self.settings = services.settings
+        self.vocabulary = previews.vocabulary
+        self._exports: dict[str, str | None] = {}  # exported file name -> the user who exported it
+        self._lock = threading.Lock()
 
     # ----------------------------------------------------------------------------------------------- numbering
 
-    def version_rows(self: SessionCore, session_id: str) -> list[VersionRow]:
+    def version_rows(self, session_id: str) -> list[VersionRow]:
         return [VersionRow(i, v) for i, v in enumerate(self.store.versions(session_id), 1)]
 
-    def version_number(self: SessionCore, session_id: str, version_id: int | None) -> int | None:
+    def version_number(self, session_id: str, version_id: int | None) -> int | None:
         if version_id is None:
             return None
         for row in self.version_rows(session_id):
@@ -64,12 +83,12 @@ class HistoryMixin:
 
     # ---------------------------------------------------------------------------------------- undo/redo/branch
 
-    def _undo_target(self: SessionCore, v: Version) -> int | None:
+    def _undo_target(self, v: Version) -> int | None:
         if v.kind == "turn" and v.turn_id is not None:
             return self.store.turn(v.session_id, v.turn_id).base_version
         return v.parent_id
 
-    def undo(self: SessionCore, session_id: str, owner: str | None) -> Version:
+    def undo(self, session_id: str, owner: str | None) -> Version:
         """Go back to the version before the current one's turn (or upload); redo can return."""
         session = self.store.session(session_id, owner)
         with self.writing(session.id):
@@ -82,7 +101,7 @@ class HistoryMixin:
             self.store.set_head(session.id, target, (*session.redo, session.head))
         return self.store.version(session.id, target)
 
-    def redo(self: SessionCore, session_id: str, owner: str | None) -> Version:
+    def redo(self, session_id: str, owner: str | None) -> Version:
         session = self.store.session(session_id, owner)
         with self.writing(session.id):
             session = self.store.session(session_id, owner)
@@ -92,7 +111,7 @@ class HistoryMixin:
             self.store.set_head(session.id, target, rest)
         return self.store.version(session.id, target)
 
-    def branch(self: SessionCore, session_id: str, owner: str | None, version_id: Any) -> Version:
+    def branch(self, session_id: str, owner: str | None, version_id: Any) -> Version:
         """Make any version current; the next edit starts a new branch and the old future is kept."""
         session = self.store.session(session_id, owner)
         try:
@@ -106,16 +125,18 @@ class HistoryMixin:
 
     # ------------------------------------------------------------------------------------------------- reading
 
-    def before_after(self: SessionCore, session_id: str, owner: str | None) -> tuple[np.ndarray, np.ndarray] | None:
+    def before_after(self, session_id: str, owner: str | None) -> tuple[np.ndarray, np.ndarray] | None:
         """(image before the current version's turn, current image), or None without history."""
-        v, img = self.head(session_id, owner)
-        if v is None or img is None:
+        session = self.store.session(session_id, owner)
+        if session.head is None:
             return None
+        v = self.store.version(session.id, session.head)
+        img = self.store.load_image(v)
         base = self._undo_target(v)
         before = self.store.load_image(self.store.version(session_id, base)) if base is not None else img
         return (before if before.shape == img.shape else img), img
 
-    def compare(self: SessionCore, session_id: str, owner: str | None, version_id: int) -> tuple[VersionRow, Any]:
+    def compare(self, session_id: str, owner: str | None, version_id: int) -> tuple[VersionRow, Any]:
         """A version and (its parent's image, its image) for the History tab."""
         session = self.store.session(session_id, owner)
         rows = {r.version.id: r for r in self.version_rows(session.id)}
@@ -126,7 +147,7 @@ class HistoryMixin:
         before = self.store.load_image(self.store.version(session.id, v.parent_id)) if v.parent_id else img
         return rows[version_id], ((before if before.shape == img.shape else img), img)
 
-    def history(self: SessionCore, session_id: str, owner: str | None) -> dict[str, Any]:
+    def summary(self, session_id: str, owner: str | None) -> dict[str, Any]:
         """The session's versions and turns as JSON-ready data (ids for the API, numbers as the page shows them)."""
         session = self.store.session(session_id, owner)
         rows = self.version_rows(session.id)
@@ -154,7 +175,7 @@ class HistoryMixin:
             ],
         }
 
-    def turn_views(self: SessionCore, session_id: str, owner: str | None, last: int = 20) -> list[TurnView]:
+    def turn_views(self, session_id: str, owner: str | None, last: int = 20) -> list[TurnView]:
         """Stored turns rebuilt as views (the chat and diagrams after a page refresh)."""
         session = self.store.session(session_id, owner)
         numbers = {r.version.id: r.number for r in self.version_rows(session.id)}
@@ -167,17 +188,14 @@ class HistoryMixin:
                 out.append(view)
         return out
 
-    def view_of(self: SessionCore, turn: Turn, number: int | None = None) -> TurnView:
+    def view_of(self, turn: Turn, number: int | None = None) -> TurnView:
         p = turn.params
-        view = TurnView(
+        view = self.vocabulary.view(
             turn.instruction,
-            self.names,
             float(p.get("threshold", self.settings.threshold)),
             turn_id=turn.id,
             turn_number=number or p.get("number"),
             region_note=p.get("region_note", ""),
-            reads=self.reads,
-            unreferenced=self.unreferenced,
         )
         if turn.plan:
             plan = Plan.model_validate(turn.plan)
@@ -187,8 +205,8 @@ class HistoryMixin:
             given = frozenset(p.get("given", ()))
             ready = self.services.is_ready_fn()
             tg = build_plan_graph(self.services.tables, plan, ready, {s.id: given for s in plan.subtasks})
-            view.layout = GraphLayout.from_tool_graph(tg, self._estimate)
-            view.needs_pointing = self._pointing_subtasks(plan, tg.unavailable)
+            view.layout = GraphLayout.from_tool_graph(tg, self.previews.estimate)
+            view.needs_pointing = self.previews.pointing_subtasks(plan, tg.unavailable)
         for d in turn.events:
             ev = event_from_dict(d)
             if ev is not None:
@@ -199,16 +217,16 @@ class HistoryMixin:
         else:
             view.status = turn.status
         view.result_version = turn.result_version
-        self._after_turn_pointing(view, p.get("given", ()))
+        self.previews.after_turn_pointing(view, p.get("given", ()))
         from costa.session.targets import target_panels
 
         target_panels(view)  # the follow-ups on an unverified target, as the live turn showed them
         return view
 
-    def session_totals(self: SessionCore, session_id: str) -> list[dict[str, Any]]:
+    def session_totals(self, session_id: str) -> list[dict[str, Any]]:
         return [t.summary for t in self.store.turns(session_id)]
 
-    def turn_choices(self: SessionCore, session_id: str, owner: str | None) -> list[tuple[str, int]]:
+    def turn_choices(self, session_id: str, owner: str | None) -> list[tuple[str, int]]:
         """(label, turn id) of the session's finished turns that have subtasks to score."""
         session = self.store.session(session_id, owner)
         out = []
@@ -217,12 +235,14 @@ class HistoryMixin:
                 out.append((f"turn {i}: {t.instruction[:60]} ({t.status})", t.id))
         return out
 
-    def turn_detail(self: SessionCore, session_id: str, owner: str | None, turn_id: Any) -> TurnDetail:
+    def turn_detail(self, session_id: str, owner: str | None, turn_id: Any) -> TurnDetail:
         """One turn for the evaluator: its view, subtasks and before/after images."""
         session = self.store.session(session_id, owner)
         turn = self.store.turn(session.id, turn_id)
         number = [t.id for t in self.store.turns(session.id)].index(turn.id) + 1
-        subtasks = tuple((s["id"], self.names.get(s["kind"], s["kind"])) for s in (turn.plan or {}).get("subtasks", []))
+        subtasks = tuple(
+            (s["id"], self.vocabulary.names.get(s["kind"], s["kind"])) for s in (turn.plan or {}).get("subtasks", [])
+        )
         images = None
         if turn.base_version is not None:
             before = self.store.load_image(self.store.version(session.id, turn.base_version))
@@ -237,7 +257,7 @@ class HistoryMixin:
     # -------------------------------------------------------------------------------------------------- scores
 
     def score(
-        self: SessionCore,
+        self,
         session_id: str,
         owner: str | None,
         turn_id: Any,
@@ -255,7 +275,7 @@ class HistoryMixin:
         self.store.save_score(session.id, tid, subtask_id, value, comment, owner or evaluator)
         return self.accuracy(session.id, owner)
 
-    def accuracy(self: SessionCore, session_id: str, owner: str | None) -> dict[str, Any]:
+    def accuracy(self, session_id: str, owner: str | None) -> dict[str, Any]:
         session = self.store.session(session_id, owner)
         scores = self.store.scores(session.id)
         tasks, overall = accuracy(scores)
@@ -277,20 +297,20 @@ class HistoryMixin:
             ],
         }
 
-    def export_owner(self: SessionCore, name: str) -> tuple[bool, str | None]:
+    def export_owner(self, name: str) -> tuple[bool, str | None]:
         """Whether file `name` was exported by this process, and for whom (None: no login)."""
-        with self._thumb_lock:
+        with self._lock:
             if name in self._exports:
                 return True, self._exports[name]
         return False, None
 
-    def _exported(self: SessionCore, path: Path, owner: str | None) -> Path:
-        with self._thumb_lock:
+    def _exported(self, path: Path, owner: str | None) -> Path:
+        with self._lock:
             self._exports[path.name] = owner
         path.chmod(0o600)
         return path
 
-    def scores_csv(self: SessionCore, session_id: str, owner: str | None) -> Path:
+    def scores_csv(self, session_id: str, owner: str | None) -> Path:
         from costa.bundle import export_name, scores_csv
 
         session = self.store.session(session_id, owner)
@@ -300,7 +320,7 @@ class HistoryMixin:
 
     # -------------------------------------------------------------------------------------------------- export
 
-    def export(self: SessionCore, session_id: str, owner: str | None) -> tuple[Path | None, Path]:
+    def export(self, session_id: str, owner: str | None) -> tuple[Path | None, Path]:
         """Write the current image (PNG) and the reproducibility bundle (zip) to the session's temp folder."""
         from costa.bundle import export_name, write_bundle
 

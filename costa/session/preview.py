@@ -1,29 +1,26 @@
 """The α preview: what a typed instruction would do before anything runs — its plan, the drawable tool subgraph,
 the predicted best path, seconds and quality for several α, and which subtasks need the user to point.
 
-`PreviewMixin` is part of `costa.session.core.SessionCore` (it expects `services`, `store`, `names`, `reads`,
-`client()`).
+`Previews` is one object the session core holds (`SessionCore.previews`); it reads the services, the store (earlier
+instructions for planning) and the planner's LLM client, and writes nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from costa.events import Event, LlmCall
 from costa.graph import GOAL, START, StepNode, step_key, subtask_chains
-from costa.search import check_alpha, predict_best
-from costa.session.turns import HISTORY_TURNS, PlanResult, plan_turn
+from costa.search import predict_best
+from costa.session.turns import HISTORY_TURNS, PlanResult, Vocabulary, plan_turn
 from costa.session.view import GraphLayout, TurnView, path_keys
 from costa.turn.graphs import build_graph
-from costa.turn.records import UserRegion
+from costa.turn.records import UserRegion, check_alpha_value
 from costa.types import Plan
-
-if TYPE_CHECKING:
-    from costa.session.core import SessionCore
 
 #: α values the preview predicts for, besides the current one.
 ALPHA_GRID = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -42,23 +39,30 @@ class Preview:
     nothing: str = ""  # why the instruction would not run ("" when it would)
 
 
-class PreviewMixin:
-    """Planning previews, predicted paths and pointing advice (see the module docstring)."""
+class Previews:
+    """Planning previews, predicted paths and pointing advice (see the module docstring).
 
-    def _estimate(self: SessionCore, n: StepNode) -> tuple[float, float]:
+    `client` returns the planner's LLM client (None: the offline rule planner), made once by the core."""
+
+    def __init__(self, services: Any, store: Any, vocabulary: Vocabulary, client: Any) -> None:
+        self.services, self.store, self.vocabulary, self.client = services, store, vocabulary, client
+
+    def estimate(self, n: StepNode) -> tuple[float, float]:
+        """The estimate a search would start from for step `n` (the process's learned estimates)."""
         return self.services.estimates.get(n.tool, n.kind)
 
-    def pointing_helps(self: SessionCore, kind: str) -> bool:
+    def pointing_helps(self, kind: str) -> bool:
         """Whether a subtask of `kind` has a ready tool path that starts from what the user points at."""
         tables = self.services.tables
         pointed = frozenset({"boxes", "masks", "points"})
         chains = subtask_chains(tables, kind, pointed, self.services.is_ready_fn())
         return any(set(tables.tools[c[0]].inputs) & pointed for c in chains)
 
-    def _pointing_subtasks(self: SessionCore, plan: Plan, unavailable: Mapping[str, str]) -> set[str]:
+    def pointing_subtasks(self, plan: Plan, unavailable: Mapping[str, str]) -> set[str]:
+        """The unavailable subtasks that pointing (a click, box or brush) would make runnable."""
         return {sid for sid in unavailable if self.pointing_helps(plan.by_id(sid).kind)}
 
-    def _after_turn_pointing(self: SessionCore, view: TurnView, given: Sequence[str]) -> None:
+    def after_turn_pointing(self, view: TurnView, given: Sequence[str]) -> None:
         """A turn that failed to find its target without any pointing: ask the user to point (when that helps)."""
         if view.plan is None or given or view.status not in ("failed", "partial"):
             return
@@ -66,9 +70,7 @@ class PreviewMixin:
             if s.id not in view.done_subtasks and self.pointing_helps(s.kind):
                 view.needs_pointing.add(s.id)
 
-    def plan_only(
-        self: SessionCore, session_id: str, instruction: str, image: np.ndarray | None
-    ) -> tuple[PlanResult, list[Event]]:
+    def plan_only(self, session_id: str, instruction: str, image: np.ndarray | None) -> tuple[PlanResult, list[Event]]:
         """Plan `instruction` as a turn would (OCR text, history), without running or storing anything."""
         history = [t.instruction for t in self.store.turns(session_id)][-HISTORY_TURNS:]
         gen = plan_turn(self.services, self.client(), instruction, image, history)
@@ -80,7 +82,7 @@ class PreviewMixin:
                 return stop.value, events
 
     def predict(
-        self: SessionCore, plan: Plan, region: UserRegion, alphas: Sequence[float], threshold: float | None = None
+        self, plan: Plan, region: UserRegion, alphas: Sequence[float], threshold: float | None = None
     ) -> list[Prediction]:
         """The path the search settles on for each α when tools perform as estimated: (α, ((subtask, tool), …),
         seconds, quality); [] if none.
@@ -91,18 +93,18 @@ class PreviewMixin:
         tg = build_graph(self.services, plan, region)
         if not tg.steps:
             return []
-        th = self.settings.threshold if threshold is None else float(threshold)
+        th = self.services.settings.threshold if threshold is None else float(threshold)
         out = []
         for a in alphas:
-            check_alpha(a)
+            check_alpha_value(a)
             # the search's own threshold and step identity, so the predicted path is the one it settles on
-            path, seconds, quality = predict_best(tg.graph, START, GOAL, self._estimate, a, th, key=step_key)
+            path, seconds, quality = predict_best(tg.graph, START, GOAL, self.estimate, a, th, key=step_key)
             if path:
                 out.append((a, tuple((n.subtask_id, n.tool) for n in path), seconds, quality))
         return out
 
     def preview(
-        self: SessionCore,
+        self,
         planned: PlanResult,
         text: str,
         alpha: float,
@@ -112,7 +114,7 @@ class PreviewMixin:
         """Predictions for α and the grid, and a view of the plan with the predicted path (nothing runs); `threshold`
         as in `predict`."""
         a = round(float(alpha), 2)
-        th = self.settings.threshold if threshold is None else float(threshold)
+        th = self.services.settings.threshold if threshold is None else float(threshold)
         if planned.plan is None:
             why = [getattr(e, "message", "") or getattr(e, "question", "") for e in planned.events]
             return Preview(a, nothing="; ".join(w for w in why if w) or "no edit recognised")
@@ -121,14 +123,14 @@ class PreviewMixin:
         preds: list[Prediction] = []
         if tg.steps:
             for x in sorted({*ALPHA_GRID, a}):
-                check_alpha(x)
-                path, seconds, quality = predict_best(tg.graph, START, GOAL, self._estimate, x, th, key=step_key)
+                check_alpha_value(x)
+                path, seconds, quality = predict_best(tg.graph, START, GOAL, self.estimate, x, th, key=step_key)
                 if path:
                     preds.append((x, tuple((n.subtask_id, n.tool) for n in path), seconds, quality))
-        view = TurnView(text, self.names, reads=self.reads, unreferenced=self.unreferenced, status="preview")
-        view.layout = GraphLayout.from_tool_graph(tg, self._estimate)
+        view = self.vocabulary.view(text, status="preview")
+        view.layout = GraphLayout.from_tool_graph(tg, self.estimate)
         view.plan, view.unavailable = plan, dict(tg.unavailable)
-        view.needs_pointing = self._pointing_subtasks(plan, tg.unavailable)
+        view.needs_pointing = self.pointing_subtasks(plan, tg.unavailable)
         view.llm = [e for e in planned.events if isinstance(e, LlmCall)]
         current = [p for p in preds if abs(p[0] - a) < 1e-9]
         view.predicted = path_keys(current[0][1]) if current else []

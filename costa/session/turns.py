@@ -1,16 +1,18 @@
 """What one turn is asked to do, validated before anything is stored, and how it is planned.
 
-A request is applied whole or not at all: `TurnOptions.validate`, `parse_clicks`, `read_brush` and
-`costa.session.core.SessionCore.prepare` check every input (α, threshold, mode, box, clicks, brush, the upload)
-before the first write, so a rejected `/edit` leaves the session exactly as it was. Planning (`plan_turn`) gives the
-planner the image's OCR text and the session's earlier instructions, for every interface alike.
+A request is applied whole or not at all: `TurnOptions.validate` (the one place α, the threshold, the mode and the
+reflection switch are checked and defaulted, through `costa.turn.records`), `check_instruction` (the planner's own
+limits), `parse_clicks`, `read_brush` and `costa.session.core.SessionCore.prepare` check every input (box, clicks,
+brush, the upload) before the first write, so a rejected `/edit` leaves the session exactly as it was. Planning
+(`plan_turn`) gives the planner the image's OCR text and the session's earlier instructions, for every interface
+alike. `Vocabulary` is how views name subtask kinds.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,36 +24,40 @@ from costa.errors import InputError
 from costa.events import Event
 from costa.pointing import brush_mask
 from costa.services import Services
-from costa.turn.records import UserRegion
+from costa.session.view import TurnView
+from costa.turn.records import MODES, TurnConfig, UserRegion, turn_numbers
 from costa.types import Mask, Plan
 
 log = logging.getLogger(__name__)
 
-#: Search modes a turn may ask for (key → label).
-MODES = {
-    "lazy": "CoSTA* lazy A* (default)",
-    "eager": "CoSTA* eager A* (the published search, for comparison)",
-    "fast-slow": "FaSTA* fast–slow (learned subroutines first, local A* on failure)",
-}
 #: Most clicks one request may carry (the page keeps the last ones; the API refuses more).
 MAX_CLICKS = 8
-#: Longest instruction accepted, in characters.
-MAX_INSTRUCTION = 2000
 #: Earlier instructions given to the planner as context.
 HISTORY_TURNS = 8
 #: A clicked region smaller than this (pixels) is probably a highlight or an edge, not the object: the user is warned.
 MIN_CLICK_REGION_PX = 64
-EXAMPLE = "replace the text 'SALE' with 'OPEN'"
 
 
-def _number(value: Any, name: str, lo: float, hi: float) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError, OverflowError) as e:
-        raise InputError(f"{name} must be a number in [{lo:g}, {hi:g}], got {value!r}") from e
-    if not math.isfinite(x) or not lo <= x <= hi:
-        raise InputError(f"{name} must be a number in [{lo:g}, {hi:g}], got {value!r}")
-    return x
+@dataclass(frozen=True)
+class Vocabulary:
+    """How views name what a turn does: each subtask kind's name, the kinds that only read the image, and those
+    whose answers are checked for form only (from tool_tables/subtasks.yaml)."""
+
+    names: Mapping[str, str]
+    reads: frozenset[str]
+    unreferenced: frozenset[str]
+
+    @classmethod
+    def from_tables(cls, tables: Any) -> Vocabulary:
+        kinds = tables.subtasks
+        reads = frozenset(k for k, v in kinds.items() if not v.edits_image)
+        return cls(
+            {k: v.name for k, v in kinds.items()}, reads, frozenset(k for k, v in kinds.items() if v.unreferenced)
+        )
+
+    def view(self, instruction: str, threshold: float = 0.8, **fields: Any) -> TurnView:
+        """A new view of a turn on `instruction` (the other `TurnView` fields as keywords)."""
+        return TurnView(instruction, self.names, threshold, reads=self.reads, unreferenced=self.unreferenced, **fields)
 
 
 @dataclass(frozen=True)
@@ -87,22 +93,26 @@ class TurnOptions:
         Raises:
             InputError: α outside [0, 2], threshold outside [0, 1], infinite or not a number, unknown mode.
         """
-        a = settings.alpha if alpha is None else _number(alpha, "alpha", 0.0, 2.0)
-        t = settings.threshold if threshold is None else _number(threshold, "threshold", 0.0, 1.0)
+        a, t = turn_numbers(settings, alpha, threshold)
         m = mode or "lazy"
         if m not in MODES:
             raise InputError(f"mode must be one of {', '.join(sorted(MODES))}, got {m!r}")
         r = None if reflect is None else bool(reflect)
         return cls(a, t, m, r, action or "", bool(accept_unverified))
 
+    def config(self) -> TurnConfig:
+        """The turn's `costa.turn.records.TurnConfig` (what `run_turn` reads)."""
+        return TurnConfig(self.alpha, self.threshold, self.mode, self.reflect, self.accept_unverified)
+
 
 def check_instruction(text: Any) -> str:
-    """The instruction stripped, or an InputError saying what to type."""
-    if not isinstance(text, str) or not text.strip():
-        raise InputError(f'the instruction is empty: type what to change, e.g. "{EXAMPLE}"')
-    if len(text) > MAX_INSTRUCTION:
-        raise InputError(f"the instruction is {len(text):,} characters; the limit is {MAX_INSTRUCTION:,}")
-    return text.strip()
+    """The instruction stripped, or an InputError saying what to type (the planner's own limits: one constant)."""
+    from costa.planner import check_instruction as problem_with
+
+    problem = problem_with(text if isinstance(text, str) else ("" if text is None else text))
+    if problem is not None:
+        raise InputError(problem)
+    return str(text).strip()
 
 
 def parse_clicks(text: str | None) -> list[tuple[int, int]]:

@@ -6,6 +6,7 @@ Pure records and small functions over them; nothing here runs a tool.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,39 @@ MODES: dict[str, str] = {
     "eager": "CoSTA* eager A* (the published search, for comparison)",
     "fast-slow": "FaSTA* fast–slow (learned subroutines first, local A* on failure)",
 }
+
+
+#: The ranges of a turn's numbers: α (cost/quality trade-off) and the step check's quality threshold.
+ALPHA_RANGE = (0.0, 2.0)
+THRESHOLD_RANGE = (0.0, 1.0)
+
+
+def checked_number(value: Any, name: str, lo: float, hi: float) -> float:
+    """`value` as a float in [lo, hi], or an `InputError` naming it and echoing the value (the one check every
+    interface's α and threshold go through: the CLI, the page, the API, the preview, `run_turn`).
+
+    >>> checked_number("0.5", "alpha", 0, 2)
+    0.5
+    """
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InputError(f"{name} must be a number in [{lo:g}, {hi:g}], got {value!r}") from e
+    if isinstance(value, bool) or not math.isfinite(x) or not lo <= x <= hi:
+        raise InputError(f"{name} must be a number in [{lo:g}, {hi:g}], got {value!r}")
+    return x
+
+
+def check_alpha_value(alpha: Any) -> float:
+    return checked_number(alpha, "alpha", *ALPHA_RANGE)
+
+
+def turn_numbers(settings: Any, alpha: Any = None, threshold: Any = None) -> tuple[float, float]:
+    """α and the threshold a turn runs with: the given ones, else the settings' defaults (COSTA_ALPHA,
+    COSTA_THRESHOLD), both checked."""
+    a = settings.alpha if alpha is None else alpha
+    t = settings.threshold if threshold is None else threshold
+    return check_alpha_value(a), checked_number(t, "threshold", *THRESHOLD_RANGE)
 
 
 #: Labels `costa.pointing` gives the regions and boxes it makes from clicks (a brush's and a typed box's differ).

@@ -121,6 +121,6 @@ def test_the_page_names_a_session_as_its_exported_files_do() -> None:
     name = export_name(s.id)
     line = status_line(False, "LLM: offline", 1, 2, s.id, None)
     assert name in line and s.id[:8] not in line
-    assert name in core.scores_csv(s.id, None).name
+    assert name in core.versions.scores_csv(s.id, None).name
     assert core.choices(None, [s.id], s.id)[0][0].startswith(name)
     core.close()

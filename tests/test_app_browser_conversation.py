@@ -85,3 +85,18 @@ def test_a_follow_up_session_and_words_as_undo(app_server: AppServer, browser) -
     assert not errors, errors
     assert _badges(page) == 0
     page.close()
+
+
+def test_the_models_panel_says_what_is_missing_and_how_to_get_it(app_server: AppServer, browser) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(app_server.url)
+    page.wait_for_selector("#status >> text=Running on", timeout=60_000)
+    page.get_by_role("tab", name="Models", exact=True).click()
+    page.wait_for_selector("#models-table >> text=models present", timeout=30_000)
+    table = page.inner_text("#models-table")
+    assert "stabilityai/stable-diffusion-2-inpainting" in table and "missing" in table and "GB" in table
+    assert "python -m costa models pull stabilityai/stable-diffusion-2-inpainting --yes" in table  # downloads off
+    assert not page.locator("#models-pull").is_visible()  # no Pull button unless COSTA_ALLOW_DOWNLOADS=1
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "app-models.png"), full_page=True)
+    page.close()

@@ -25,6 +25,7 @@ from ui.diagrams import page_js
 from ui.edit import build_edit, wire_edit
 from ui.evaluator import build_evaluator
 from ui.history import build_history, wire_history
+from ui.models_panel import build_models
 from ui.overlays import gpu_present, llm_line, status_line
 from ui.state import ASSETS, Page, UiState, page_errors
 
@@ -111,6 +112,7 @@ def build_ui(services: Services, core: SessionCore | None = None) -> gr.Blocks:
             history = build_history()
             evaluation = build_evaluator()
             campaign = build_campaign()
+            build_models(services)  # each neural model: present or missing, size, how to get it
             build_api_tab()
         add_api(core, owner_of)
 

@@ -1,0 +1,19 @@
+"""The Models tab's text: present or missing, sizes, and the exact command when downloads are off."""
+
+from __future__ import annotations
+
+from costa.models.manage import ModelRow
+from ui.models_panel import models_markdown
+
+ROWS = [
+    ModelRow("facebook/sam-vit-base", ("sam", "sam_points"), False, "not found", 358.0, ""),
+    ModelRow("u2net.onnx", ("rembg_u2net",), True, "/m/u2net.onnx", 4.4, "COSTA_MODELS_DIR"),
+]
+
+
+def test_missing_models_come_with_the_exact_command_when_downloads_are_off() -> None:
+    text = models_markdown(ROWS, allowed=False, models_dir="/m")
+    assert "**1 of 2 models present.**" in text and "358 MB" in text and "✅ present" in text
+    assert "COSTA_MODELS_DIR=/m python -m costa models pull facebook/sam-vit-base --yes" in text
+    assert "pull u2net.onnx" not in text  # present: nothing to do
+    assert "python -m costa models pull" not in models_markdown(ROWS, allowed=True, models_dir="/m")  # Pull instead

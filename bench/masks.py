@@ -40,7 +40,7 @@ PASS_IOU = 0.8
 #: Tools measured per pointing kind; `people` tools only on photos whose object is a person.
 TOOLS: dict[str, tuple[str, ...]] = {
     "click": ("u2net_points", "points_grabcut"),
-    "box": ("u2net_box", "grabcut_segment", "box_mask"),
+    "box": ("u2net_box", "grabcut_segment", "grabcut_background", "box_mask"),
     "none": ("u2net_salient", "rembg_u2net"),
     "people": ("selfie_people", "hog_people+grabcut_segment"),
     "people_boxes": ("selfie_people_boxes", "hog_people"),

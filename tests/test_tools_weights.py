@@ -105,6 +105,17 @@ def test_u2netp_click_mask_holds_the_click_and_never_a_negative_one(services: Se
     assert 0.01 < mask.data.mean() < 0.15
 
 
+def test_u2netp_refuses_a_piece_that_does_not_span_its_box(services: Services, cases: dict) -> None:
+    coffee = cases["coffee"]
+    image = np.pad(coffee.image, ((0, 0), (0, 300), (0, 0)), constant_values=128)  # a flat grey strip on the right
+    box = box_around(coffee.truth)
+    wide = Box(box.x, box.y, box.w + 300, box.h)  # drawn far past the cup, over the strip
+    with pytest.raises(ToolError, match="spans only"):
+        _call(services, "u2net_box", EditState(image, {"boxes": (wide,)}))
+    (mask,) = _call(services, "u2net_box", EditState(image, {"boxes": (box,)})).artifacts["masks"]
+    assert iou(mask.data[:, :600], coffee.truth) > 0.9  # the box around the cup alone is fine
+
+
 def test_u2netp_fails_where_nothing_is_salient(services: Services) -> None:
     flat = np.full((200, 300, 3), 128, np.uint8)
     with pytest.raises(ToolError, match="no salient object"):

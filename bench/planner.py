@@ -91,6 +91,9 @@ class ReferenceCheck:
     same_targets: bool
     results_match: bool
     order_index: int | None  # which reference ordering ours equals (0-based), None if none
+    #: which reference ordering ours equals once its analysis subtasks are moved before its first inventing one
+    #: (the planner's rule 7: detection and segmentation run on the photo's real pixels), None if none
+    analysis_first_index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -245,8 +248,27 @@ def compare_to_reference(prompt: str, plan: Plan, reference: str, orderings: Seq
     )
     key = tuple((k, _singular(t)) for k, t, _ in ours)
     order_index = next((i for i, o in enumerate(orderings) if tuple((k, _singular(t)) for k, t, _ in o) == key), None)
+    moved = next(
+        (i for i, o in enumerate(orderings) if tuple((k, _singular(t)) for k, t, _ in _analysis_first(o)) == key),
+        None,
+    )
     return ReferenceCheck(prompt, reference, ours, tuple(orderings), same_subtasks, same_targets, results_match,
-                          order_index)  # fmt: skip
+                          order_index, moved)  # fmt: skip
+
+
+def _analysis_first(ordering: tuple) -> tuple:
+    """`ordering` with every analysis subtask after its first inventing one moved just before that one (order kept)."""
+    from costa.planner.validate import ANALYSIS_KINDS, INVENTING_KINDS
+
+    inventing = [i for i, (k, _, _) in enumerate(ordering) if k in INVENTING_KINDS]
+    if not inventing:
+        return ordering
+    first = inventing[0]
+    late = [i for i in range(first + 1, len(ordering)) if ordering[i][0] in ANALYSIS_KINDS
+            and ordering[i][0] not in INVENTING_KINDS]  # fmt: skip
+    kept = [i for i in range(len(ordering)) if i not in late]
+    at = kept.index(first)
+    return tuple(ordering[i] for i in kept[:at] + late + kept[at:])
 
 
 def _result_in(ours: str | None, theirs: str | None) -> bool:
@@ -427,9 +449,15 @@ def format_planner_report(report: PlannerReport) -> str:
     if report.references or report.unreferenced:
         lines += ["", "CoSTA* prompts against the published reference plans:"]
         for r in report.references:
-            order = (
-                f"ordering {r.order_index + 1} of {len(r.theirs)}" if r.order_index is not None else "NOT an ordering"
-            )
+            if r.order_index is not None:
+                order = f"ordering {r.order_index + 1} of {len(r.theirs)}"
+            elif r.analysis_first_index is not None:
+                order = (
+                    f"ordering {r.analysis_first_index + 1} of {len(r.theirs)} with analysis moved before "
+                    "generation (it runs on the photo's real pixels)"
+                )
+            else:
+                order = "NOT an ordering"
             lines.append(
                 f"  task {r.prompt} vs {r.reference}: same subtasks {_yes(r.same_subtasks)}, same targets "
                 f"{_yes(r.same_targets)}, results match {_yes(r.results_match)}, order = reference {order}"

@@ -72,6 +72,7 @@ def test_a_follow_up_session_and_words_as_undo(app_server: AppServer, browser) -
     page.wait_for_selector("#slider img", timeout=30_000)
     _send(page, "make the red ball blue")
     page.wait_for_selector("#chat >> text=Done", timeout=120_000)
+    page.wait_for_selector("#ledger >> text=1 turn(s)", timeout=120_000)  # the turn is recorded, not only shown
     _send(page, "now make it darker")
     page.wait_for_selector("#chat >> text=the blue ball", timeout=120_000)  # 'it' read as the ball, as it is now
     page.wait_for_selector("#ledger >> text=2 turn(s)", timeout=120_000)

@@ -138,7 +138,8 @@ def test_the_edit_tab_shows_the_stepped_tools_progress(stepped_app) -> None:
         page.wait_for_selector("#chat >> text=Done", timeout=90_000)
         page.wait_for_selector("#tool-progress", state="hidden", timeout=10_000)
         # Stop during the steps: the turn ends as stopped and the bar goes away with it
-        page.fill("#instruction textarea", "replace the text 'OPEN' with 'SALE'")
+        # a new word, not the old one back ('SALE' again is restored from history, pixel for pixel, without a tool)
+        page.fill("#instruction textarea", "replace the text 'OPEN' with 'SHUT'")
         page.click("#send")
         page.wait_for_function(  # at step 2 or later (the page shows the latest step; it may skip one under load)
             "re => new RegExp(re).test(document.querySelector('#tool-progress')?.innerText || '')",

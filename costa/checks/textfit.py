@@ -10,8 +10,11 @@ images, never on the tool's claim:
   `SIZE_ZERO` ×;
 - **weight**: stroke width relative to letter height, new against old → within `WEIGHT_FULL` × 1.0, 0 at
   `WEIGHT_ZERO` ×;
-- **place**: the share of the new letters' pixels beyond the old text's box (grown by a quarter of the letter
-  height) → ≤ `OVERFLOW_FULL` 1.0, 0 at `OVERFLOW_ZERO`;
+- **place**: the share of the new letters' pixels beyond the old text's place → ≤ `OVERFLOW_FULL` 1.0, 0 at
+  `OVERFLOW_ZERO`. The place is the old text's box grown by a quarter of the letter height, and along its line as
+  far as the sign's bare panel reaches (columns of those rows that were the panel's colour before): a longer word
+  may run on over empty panel ('OPEN' → 'CLOSED' on a card), never off the panel, over a frame or onto other
+  things;
 - **other text**: the share of the other lines' glyph pixels (OCR's other regions, measured before) that changed →
   ≤ `COVERED_FULL` 1.0, 0 at `COVERED_ZERO`.
 
@@ -36,6 +39,9 @@ COVERED_FULL, COVERED_ZERO = 0.03, 0.1
 INK_DISTANCE = 60.0
 #: A pixel of another line's glyphs counts as covered when some channel moved by more than this.
 COVER_TOLERANCE = 40
+#: A column beside the old text is bare panel when this share of its pixels in the line's rows lie within
+#: PANEL_DISTANCE (RGB) of the panel's colour (the median of the old box's pixels that are not letters).
+PANEL_DISTANCE, PANEL_SHARE = 30.0, 0.97
 
 
 def _log_ramp(ratio: float, full: float, zero: float) -> float:
@@ -47,9 +53,9 @@ def _linear(value: float, full: float, zero: float) -> float:
     return float(np.clip((zero - value) / (zero - full), 0.0, 1.0))
 
 
-def _grown(box: Box, px: int, width: int, height: int) -> Box:
-    x1, y1 = max(0, box.x - px), max(0, box.y - px)
-    return Box(x1, y1, min(width, box.x2 + px) - x1, min(height, box.y2 + px) - y1)
+def _grown(box: Box, px: int, py: int, width: int, height: int) -> Box:
+    x1, y1 = max(0, box.x - px), max(0, box.y - py)
+    return Box(x1, y1, min(width, box.x2 + px) - x1, min(height, box.y2 + py) - y1)
 
 
 def _shape_ratio(old: str, new: str) -> float:
@@ -64,15 +70,54 @@ def _shape_ratio(old: str, new: str) -> float:
     return hb / ha if ha > 0 and hb > 0 else 1.0
 
 
-def _glyphs(image: np.ndarray, box: Box) -> tuple[np.ndarray, tuple[int, int, int]] | None:
-    """The target line's fill glyphs in `box` (bool, the box's shape) and their colour, or None."""
+def _glyphs(image: np.ndarray, box: Box) -> tuple[np.ndarray, tuple[int, int, int], np.ndarray] | None:
+    """The target line's fill glyphs in `box` (bool, the box's shape), their colour and the panel's colour (the
+    median RGB of the box's pixels that are not letters), or None."""
     from costa.signstyle import measure_sign
 
     try:
         sign = measure_sign(image, box)
     except ValueError:
         return None
-    return (sign.fill_mask, sign.fill) if sign.fill_mask.sum() >= 8 else None
+    if sign.fill_mask.sum() < 8:
+        return None
+    crop = image[sign.box.y : sign.box.y2, sign.box.x : sign.box.x2]
+    bare = ~sign.letters
+    panel = np.median(crop[bare], axis=0) if bare.any() else np.asarray(sign.fill, np.float64)
+    return sign.fill_mask, sign.fill, panel.astype(np.float32)
+
+
+def _panel_run(band: np.ndarray, panel: np.ndarray, x1: int, x2: int) -> tuple[int, int]:
+    """Columns [x1, x2) of `band` (the line's rows, RGB) grown left and right while each column is bare panel."""
+    bare = np.linalg.norm(band.astype(np.float32) - panel, axis=-1) <= PANEL_DISTANCE
+    column = bare.mean(axis=0) >= PANEL_SHARE
+    while x1 > 0 and column[x1 - 1]:
+        x1 -= 1
+    while x2 < column.size and column[x2]:
+        x2 += 1
+    return x1, x2
+
+
+def _measured_like_the_old(
+    after: np.ndarray, new_mask: np.ndarray, area: Box, old_box: Box, fallback: tuple[float, float]
+) -> tuple[float, float]:
+    """(letter height, stroke) of the new letters segmented as the old ones were (`measure_sign` on the old box
+    grown to hold the new letters), so a segmentation's wider anti-aliased rim is on both sides of the weight
+    ratio; the colour rule's `fallback` when that box cannot be measured.
+
+    Measured with the colour rule alone, a same-face 'FOOD' over 'MUSEUM' read ×0.65 the old weight and failed."""
+    from costa.tools.text_edit import glyph_stats
+
+    ys, xs = np.nonzero(new_mask)
+    h, w = after.shape[:2]
+    x1, y1 = min(old_box.x, area.x + int(xs.min())), min(old_box.y, area.y + int(ys.min()))
+    x2, y2 = max(old_box.x2, area.x + int(xs.max()) + 1), max(old_box.y2, area.y + int(ys.max()) + 1)
+    x1, y1, x2, y2 = max(0, x1), max(0, y1), min(w, x2), min(h, y2)
+    measured = _glyphs(after, Box(x1, y1, x2 - x1, y2 - y1))
+    if measured is None:
+        return fallback
+    stats = glyph_stats(measured[0])
+    return stats if stats[0] > 0 else fallback
 
 
 def text_fit(
@@ -90,12 +135,13 @@ def text_fit(
     measured = _glyphs(before, old_box)
     if measured is None or before.shape != after.shape:
         return Verdict(1.0, ("the old letters cannot be measured; fit not judged",))
-    old_mask, fill = measured
+    old_mask, fill, panel = measured
     old_h, old_stroke = glyph_stats(old_mask)
     if old_h <= 0:
         return Verdict(1.0, ("the old letters have no height; fit not judged",))
     reach = max(4, round(old_h))
-    area = _grown(old_box, reach, width, height)
+    # along the line the new letters are looked for as far as a word three times as long would reach
+    area = _grown(old_box, max(reach, old_box.w), reach, width, height)
     colour = np.asarray(fill, np.float32)
 
     def inked(image: np.ndarray) -> np.ndarray:
@@ -107,11 +153,12 @@ def text_fit(
     was_letters[oy : oy + old_box.h, ox : ox + old_box.w] = old_mask
     from costa.masks import dilate_mask
 
-    already = inked(before) & ~dilate_mask(was_letters, 2)
+    near_old = dilate_mask(was_letters, 2)
+    already = inked(before) & ~near_old
     new_mask = inked(after) & ~already
     if new_mask.sum() < 8:
         return Verdict(0.0, (f"no letters of the old text's colour {fill} are drawn where {old_text!r} was",))
-    new_h, new_stroke = glyph_stats(new_mask)
+    new_h, new_stroke = _measured_like_the_old(after, new_mask, area, old_box, glyph_stats(new_mask))
     size = (new_h / old_h) / _shape_ratio(old_text, new_text)
     weight = (new_stroke / max(new_h, 1.0)) / max(old_stroke / old_h, 1e-3)
     q_size = _log_ramp(size, SIZE_FULL, SIZE_ZERO)
@@ -120,6 +167,8 @@ def text_fit(
     slack = max(3, round(0.25 * old_h))
     y1, y2 = max(0, oy - slack), min(area.h, oy + old_box.h + slack)
     x1, x2 = max(0, ox - slack), min(area.w, ox + old_box.w + slack)
+    band = before[area.y + y1 : area.y + y2, area.x : area.x2]
+    x1, x2 = _panel_run(band, panel, x1, x2)
     allowed[y1:y2, x1:x2] = True
     overflow = float((new_mask & ~allowed).sum()) / float(new_mask.sum())
     q_overflow = _linear(overflow, OVERFLOW_FULL, OVERFLOW_ZERO)

@@ -9,7 +9,9 @@ outside tests.
 
 `SteppedTextReplacer` (FAKE) is the same writer after `COSTA_FAKE_STEPS` steps (default 8) of
 `COSTA_FAKE_STEP_SECONDS` each (default 0.5 s), reporting `step(i, n)` after each like a diffusion tool (so the page's
-progress bar and Stop between steps can be seen); `python -m costa.testing.slow_tools DIR stepped` uses it.
+progress bar and Stop between steps can be seen); `python -m costa.testing.slow_tools DIR stepped` uses it, with
+the other text writer (`OTHER_WRITER`) made planned in that copy, so that every text replacement runs the stepped
+fake: with both ready, the search rightly takes the other writer once the fake's seconds have been observed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from costa.types import EditState, Subtask, ToolOutput
 SLOW_TOOL = "text_replace_pillow"
 SLOW_CLASS = "costa.testing.slow_tools:SlowTextReplacer"
 STEPPED_CLASS = "costa.testing.slow_tools:SteppedTextReplacer"
+OTHER_WRITER = "text_replace_inpaint"
 #: Calls of the fake: counters of runs and loads started and finished (finished after Stop: done in the background).
 CALLS = {"started": 0, "finished": 0, "loading": 0, "loaded": 0}
 _LOCK = threading.Lock()
@@ -75,9 +78,9 @@ class SteppedTextReplacer(PillowTextReplacer):
         return super().run(state, subtask, params)
 
 
-def slow_tables(dest: Path, cls: str = SLOW_CLASS) -> Path:
-    """A copy of tool_tables/ in `dest` with `SLOW_TOOL` implemented by `cls` (default `SlowTextReplacer`); returns
-    `dest`."""
+def slow_tables(dest: Path, cls: str = SLOW_CLASS, alone: bool = False) -> Path:
+    """A copy of tool_tables/ in `dest` with `SLOW_TOOL` implemented by `cls` (default `SlowTextReplacer`) and, when
+    `alone`, `OTHER_WRITER` planned (so `SLOW_TOOL` is the only text writer); returns `dest`."""
     from costa.tables import TABLES_DIR
 
     shutil.copytree(TABLES_DIR, dest, dirs_exist_ok=True)
@@ -87,6 +90,11 @@ def slow_tables(dest: Path, cls: str = SLOW_CLASS) -> Path:
     at = next(i for i in range(start, len(lines)) if lines[i].strip().startswith("class:"))
     indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
     lines[at] = f'{indent}class: "{cls}"\n'
+    if alone:
+        other = next(i for i, line in enumerate(lines) if line.strip() == f"- id: {OTHER_WRITER}")
+        at = next(i for i in range(other, len(lines)) if lines[i].strip() == "status: ready")
+        indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+        lines[at] = f'{indent}status: planned\n{indent}planned_reason: "FAKE tables: {SLOW_TOOL} writes alone"\n'
     tools.write_text("".join(lines), encoding="utf-8")
     return dest
 
@@ -99,8 +107,8 @@ def main(argv: list[str]) -> None:
     import costa.tables
 
     root = Path(__file__).resolve().parents[2]
-    cls = STEPPED_CLASS if argv[1:2] == ["stepped"] else SLOW_CLASS
-    costa.tables.TABLES_DIR = slow_tables(Path(argv[0]), cls)
+    stepped = argv[1:2] == ["stepped"]
+    costa.tables.TABLES_DIR = slow_tables(Path(argv[0]), STEPPED_CLASS if stepped else SLOW_CLASS, alone=stepped)
     sys.path.insert(0, str(root))
     runpy.run_path(str(root / "app.py"), run_name="__main__")
 

@@ -313,6 +313,10 @@ def format_report(runs: Sequence[CaseRun], wall: float) -> str:
         a = auc([p[0] for p in pairs], [p[1] for p in pairs])
         shown = "n/a (one class only)" if a is None else f"{a:.2f}"
         out.append(f"  {key[0]:14} {key[1]:22} n={len(pairs):>4} AUC {shown}")
+    out.append("  per subtask kind (a dimension votes there only at the bars of tool_tables/reflection_votes.csv):")
+    for r in sorted(votes_rows(steps), key=lambda r: (r.kind, r.expert, r.dimension)):
+        shown = "n/a (one class only)" if r.auc is None else f"{r.auc:.2f}"
+        out.append(f"    {r.kind:22} {r.expert:14} {r.dimension:20} n={r.n:>4} right {r.right:>4} AUC {shown}")
     if wrong:
         out.append("")
         out.append("wrong results reported verified done:")
@@ -361,6 +365,26 @@ def calibration_rows(steps: Sequence[StepRun], verdicts: Sequence[Any] = ()) -> 
     for ctx, (n, right) in counts.items():
         src = sources[ctx]
         rows.append(CalibrationRow(ctx, n, right, "bench+person" if len(src) == 2 else next(iter(src))))
+    return rows
+
+
+def votes_rows(steps: Sequence[StepRun]) -> list[Any]:
+    """Per (expert, dimension, subtask kind): how many judged dev results it scored, how many were right, and the
+    AUC of its score separating them (`costa.reflect.votes`), from the steps reflection judged (verified or
+    proposed). Expert means and the aggregate are reported, not written: only dimensions vote."""
+    from costa.reflect.votes import VoteRow
+
+    pairs: dict[tuple[str, str, str], list[tuple[float, bool]]] = {}
+    for s in steps:
+        if s.claim not in ("verified", "proposed") or not s.kind or not s.judged:
+            continue
+        for (expert, dim), score in s.experts.items():
+            if dim != "mean" and expert != "aggregate":
+                pairs.setdefault((expert, dim, s.kind), []).append((score, s.right))
+    rows = []
+    for (expert, dim, kind), got in pairs.items():
+        a = auc([g[0] for g in got], [g[1] for g in got])
+        rows.append(VoteRow(expert, dim, kind, len(got), sum(g[1] for g in got), a, "bench"))
     return rows
 
 
@@ -478,3 +502,16 @@ def _write(steps: Sequence[StepRun], n_cases: int, home: Path) -> None:
     note = f"From {n_cases} dev cases ({len(steps)} subtasks) and {len(verdicts)} person verdicts."
     CALIBRATION_FILE.write_text(format_calibration(old.min_cases, rows, note), encoding="utf-8")
     print(f"wrote {CALIBRATION_FILE} ({len(rows)} contexts; {note})")
+    write_votes(steps, n_cases)
+
+
+def write_votes(steps: Sequence[StepRun], n_cases: int) -> None:
+    """Regenerate tool_tables/reflection_votes.csv from the dev steps, keeping the table's bars."""
+    from costa.reflect.votes import VOTES_FILE, format_votes, load_votes
+
+    old = load_votes()
+    rows = votes_rows(steps)
+    voting = [r for r in rows if old.vote(r.expert, r.dimension, r.kind).votes]
+    note = f"From {n_cases} dev cases ({len(steps)} subtasks)."
+    VOTES_FILE.write_text(format_votes(old.min_auc, old.min_each, rows, note), encoding="utf-8")
+    print(f"wrote {VOTES_FILE} ({len(rows)} rows, {len(voting)} voting; {note})")

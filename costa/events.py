@@ -254,6 +254,9 @@ class Reflection(Event):
     `merged` is the LLM aggregator's merge of the feedback when it ran (an aggregator is configured and VLM experts
     judged): `keep` and `fix` (each fix `text` and `action`, "" for none), `ignored` (actions it named that the
     protocol does not know) and `note` (why it was unavailable or unusable); empty when it did not run.
+    `calibrated` is False when no judged dimension has a vote for this subtask's kind on real photos
+    (`costa.reflect.votes`): then `score` is the plain mean, shown but not used, and `decision` is "accept" (reflection
+    neither accepts nor rejects on it); `silent` says why each judged dimension that does not vote is silent.
     """
 
     subtask_id: str
@@ -262,6 +265,8 @@ class Reflection(Event):
     score: float
     decision: str
     merged: dict[str, Any] = field(default_factory=dict)
+    calibrated: bool = True
+    silent: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

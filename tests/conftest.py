@@ -14,6 +14,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 if SHARED_BENCHMARKS.is_dir():
     os.environ.setdefault("COSTA_BENCHMARKS_DIR", str(SHARED_BENCHMARKS))
 
+# Reflection's mechanics are tested on synthetic scenes, where the real-photo votes table (almost no expert votes)
+# says nothing: a FAKE table in which every dimension votes (tests/fake_votes.py). Gating tests set their own.
+if "COSTA_REFLECTION_VOTES" not in os.environ:
+    import tempfile
+
+    from tests.fake_votes import write_fake_votes
+
+    _FAKE_VOTES = Path(tempfile.mkdtemp(prefix="costa-fake-votes-")) / "reflection_votes.csv"
+    os.environ["COSTA_REFLECTION_VOTES"] = str(write_fake_votes(_FAKE_VOTES))
+
 
 NEURAL_MODULES = ("torch", "diffusers", "transformers")
 

@@ -134,7 +134,8 @@ def test_reflection_retries_replay_what_already_ran_at_no_cost_in_every_mode(tmp
     data["tau_sr"] = 10.0
     table = tmp_path / "reflection.yaml"
     table.write_text(yaml.safe_dump(data))
-    settings = Settings(home=tmp_path, reflection_table=table)
+    votes = Path(os.environ["COSTA_REFLECTION_VOTES"])  # the FAKE all-voting table (conftest): the retry mechanics
+    settings = Settings(home=tmp_path, reflection_table=table, reflection_votes=votes)
     hsv = Rule("hsv", "object_recoloration", ("box_mask", "recolor_hsv"), seconds=0.01, quality=0.9)
     events = _turn(tmp_path, mode, "make the ball blue", ball=True, reflect=True, settings=settings, rules=(hsv,))
     finished = [e for e in events if isinstance(e, ToolFinished)]

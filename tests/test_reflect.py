@@ -4,6 +4,7 @@ expert down, a slow expert."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -277,10 +278,12 @@ def _judge(score: float) -> dict:
     return {d: score for d in DIMS} | {"positive": ["fine"], "negative": [] if score >= 7 else ["looks wrong"]}
 
 
-def _run(fake: FakeOpenAI, table: Path, monkeypatch: pytest.MonkeyPatch, timeout: float = 5.0) -> list:
+def _run(fake: FakeOpenAI, table: Path, monkeypatch: pytest.MonkeyPatch, timeout: float = 5.0, votes: str = "") -> list:
+    """One reflected recolouring; the votes table is the FAKE all-voting one (conftest) unless `votes` names one."""
     settings = Settings.from_env({"COSTA_HOME": str(table.parent), "OPENAI_BASE_URL": fake.base_url,
                                   "COSTA_LLM_MODEL": "fake-vlm", "COSTA_LLM_RETRIES": "0",
-                                  "COSTA_LLM_TIMEOUT": str(timeout), "COSTA_REFLECTION_TABLE": str(table)})  # fmt: skip
+                                  "COSTA_LLM_TIMEOUT": str(timeout), "COSTA_REFLECTION_TABLE": str(table),
+                                  "COSTA_REFLECTION_VOTES": votes or os.environ["COSTA_REFLECTION_VOTES"]})  # fmt: skip
     services = Services(settings)
     image, box = _scene()
     plan = plan_with_rules("Make the object blue.", services.tables.subtasks)
@@ -404,7 +407,9 @@ def test_cli_writes_reflection_events_and_can_switch_them_off(tmp_path: Path) ->
     assert main(args, out) == 0
     events = [json.loads(line) for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
     refl = [e for e in events if e["kind"] == "reflection"]
-    assert refl and set(refl[0]) == {"kind", "subtask_id", "attempt", "experts", "score", "decision", "merged"}
+    assert refl and set(refl[0]) == {
+        "kind", "subtask_id", "attempt", "experts", "score", "decision", "merged", "calibrated", "silent"
+    }  # fmt: skip
     assert refl[0]["merged"] == {}  # no aggregator without an endpoint
     assert set(refl[0]["experts"][0]) == {"name", "kind", "scores", "score", "positive", "negative"}
     assert set(refl[0]["experts"][0]["scores"]) == set(DIMS)

@@ -13,8 +13,11 @@ otherwise the negative feedback picks an action the engine can take —
 up to τ_it attempts in all; then the best-scoring attempt is kept and labelled (`ReflectionKept`). When the table
 has an aggregator and VLM experts judged the attempt, the LLM aggregator merges their feedback first: its fixes (each
 may name one of these actions) come before the experts' own negatives, so they pick the retry and its reason; the
-merge is recorded in the `Reflection` event (`merged`). S is always the experts' arithmetic mean. A subtask whose
-kept result differs from the search's makes every later subtask run again on the new image (a local search each).
+merge is recorded in the `Reflection` event (`merged`). S is the mean of the scores of the dimensions that have a
+vote for the subtask's kind (`costa.reflect.votes`: an AUC ≥ 0.75 separating right from wrong on real photos); when
+none has, reflection is advisory for that subtask — the experts' scores are shown, nothing is accepted, rejected or
+retried on them, and the step's checks and the calibration alone decide. A subtask whose kept result differs from the
+search's makes every later subtask run again on the new image (a local search each).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from costa.reflect.experts import Evidence, ProtectedRegion, offline_experts
 from costa.reflect.protocol import ExpertJudgement, Protocol, aggregate, load_protocol
 from costa.reflect.retries import Attempt, Candidate, ChainFilter, Tried, any_chain, negatives, retry_candidates
 from costa.reflect.vlm_experts import MergedFeedback, VlmPanel, vlm_panel
+from costa.reflect.votes import ReflectionVotes, load_votes
 from costa.turn.graphs import subtask_graph
 from costa.turn.phase import subtask_results
 from costa.turn.records import PhaseResult, SubtaskResult, TurnState, summarise
@@ -64,12 +68,15 @@ class Reflector:
     protocol: Protocol
     offline: tuple[Any, ...]
     vlm: VlmPanel
+    votes: ReflectionVotes
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Reflector:
-        """The table's protocol (`settings.reflection_table`, else the shipped one), its offline and VLM experts."""
+        """The table's protocol (`settings.reflection_table`, else the shipped one), its offline and VLM experts, and
+        the votes table (`settings.reflection_votes`, else tool_tables/reflection_votes.csv)."""
         protocol = load_protocol(settings.reflection_table)
-        return cls(protocol, offline_experts(protocol), vlm_panel(settings, protocol))
+        votes = load_votes(settings.reflection_votes)
+        return cls(protocol, offline_experts(protocol), vlm_panel(settings, protocol), votes)
 
     def judge(
         self, evidence: Evidence, sid: str, attempt: int
@@ -118,6 +125,7 @@ class _TurnReflection:
         self.verified = {v[0]: v for v in checked}
         self.current = image
         self.redo = False  # an earlier subtask kept another attempt than the search's: later ones run again
+        self.advisory: dict[str, str] = {}  # subtask id → why no expert's dimension votes for its kind
         self.out = Reflected([], image, 1.0, True)
 
     def run(self) -> Generator[Event, None, Reflected]:
@@ -134,8 +142,10 @@ class _TurnReflection:
             return
         attempts = yield from self.attempts(first)
         best = max(attempts, key=lambda x: (x.score, -x.number))
-        accepted = best.score >= self.p.tau_sr
-        if accepted:
+        accepted = best.score >= self.p.tau_sr or sid in self.advisory
+        if sid in self.advisory:
+            why = f"reflection is advisory here (S {best.score:.1f} shown, not used): {self.advisory[sid]}"
+        elif accepted:
             why = f"attempt {best.number} scored {best.score:.1f} ≥ {self.p.tau_sr:g}"
         else:
             worst = [f.text for f in negatives(best)][:2]
@@ -200,15 +210,25 @@ class _TurnReflection:
         )
         yield from events
         a.judgements, a.merged = judgements, merged
-        a.score = round(aggregate(judgements), 3)  # the experts' mean: the aggregator never scores
-        decision, _ = self.p.decide(a.score, a.number)
+        kind = self.ctx.plan.by_id(sid).kind
+        calibrated = self.reflector.votes.calibrate(judgements, kind)
+        if calibrated.score is None:  # no dimension separates right from wrong for this kind: shown, never used
+            a.score = round(aggregate(judgements), 3)
+            decision = "accept"
+            self.advisory[sid] = f"no expert's score separates right from wrong for {kind} on real photos"
+        else:  # the voting dimensions' mean: the aggregator never scores
+            a.score = round(calibrated.score, 3)
+            decision, _ = self.p.decide(a.score, a.number)
         candidates: list[Candidate] = []
         if decision == "retry":
             candidates = retry_candidates(self.ctx, self.p, a, self.protected, tried)
             if not any(c.action != "ask_user" for c in candidates):
                 decision = "best_of"
         merged_event = merged.to_event() if merged is not None else {}
-        yield Reflection(sid, a.number, tuple(j.to_event() for j in judgements), a.score, decision, merged_event)
+        yield Reflection(
+            sid, a.number, tuple(j.to_event() for j in judgements), a.score, decision, merged_event,
+            calibrated=calibrated.score is not None, silent=calibrated.silent,
+        )  # fmt: skip
         return decision, candidates
 
     def retry(self, a: Attempt, candidates: list[Candidate], tried: Tried) -> Generator[Event, None, Attempt | None]:

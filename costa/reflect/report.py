@@ -33,7 +33,13 @@ def describe_event(ev: Any) -> str:
     """One line for a reflection, reflection_retry, reflection_kept or expert_dropped event."""
     if ev.kind == "reflection":
         experts = ", ".join(f"{e['name']} {_num(e.get('score'))}" for e in ev.experts)
-        line = f"reflect {ev.subtask_id} attempt {ev.attempt}: S {ev.score:.1f} → {ev.decision} ({experts})"
+        if getattr(ev, "calibrated", True):
+            line = f"reflect {ev.subtask_id} attempt {ev.attempt}: S {ev.score:.1f} → {ev.decision} ({experts})"
+        else:
+            line = (
+                f"reflect {ev.subtask_id} attempt {ev.attempt}: S {ev.score:.1f} advisory — no expert's score has a "
+                f"vote here on real-photo evidence, so it is shown, not used ({experts})"
+            )
         merged = merged_lines(getattr(ev, "merged", None) or {})
         return line + ("; aggregator: " + "; ".join(merged) if merged else "")
     if ev.kind == "reflection_retry":
@@ -99,7 +105,14 @@ def panel_markdown(events: Iterable[Any]) -> str:
         out.append(f"**{sid}**")
         for ev in evs:
             if ev.kind == "reflection":
-                out.append(f"attempt {ev.attempt}: S = **{ev.score:.1f}** → `{ev.decision}`")
+                if getattr(ev, "calibrated", True):
+                    out.append(f"attempt {ev.attempt}: S = **{ev.score:.1f}** → `{ev.decision}`")
+                else:
+                    out.append(
+                        f"attempt {ev.attempt}: S = {ev.score:.1f}, **advisory**: no expert's score separates right "
+                        "from wrong here on real photos, so it is shown and never used (the step's checks decide)"
+                    )
+                out.extend(f"· not voting: {why}  " for why in getattr(ev, "silent", ())[:4])
                 out.append("")
                 out.append(head)
                 out.append(rule)

@@ -16,6 +16,8 @@ Probes (each prints held / FAILED and what it saw):
 7. **auth**: with COSTA_AUTH on, an owner-less session is nobody's and one user cannot fetch another's export.
 8. **stop**: `/stop` while a tool call runs on a large sign ends the turn as stopped within `STOP_BOUND_S`, history
    unchanged; the detail compares it with how long the same call takes when it is not stopped.
+9. … 18. issue 21's ten defects, one probe each (`bench/faults_defects.py`: emptied database, growth, surrogates,
+   storage faults, integrity, undo vs edit, huge ids, exports, image modes, owner-only files).
 
 `--only NAME,NAME` runs some probes (by the names printed, e.g. `--only stop`).
 
@@ -48,7 +50,10 @@ from PIL import Image
 
 from bench.app import REPO_ROOT, free_port, run_load, sign_image
 
-HELP = "fault probes on a live app: rejected requests, hostile files, concurrent edits, clients, kill -9, auth, stop"
+HELP = (
+    "fault probes on a live app: rejected requests, hostile files, concurrent edits, clients, kill -9, auth, stop, "
+    "and issue 21's ten defects (bench/faults_defects.py)"
+)
 REPLACE = "replace the text 'SALE' with 'OPEN'"
 #: Most seconds from `/stop` to a stopped turn's result for the stop probe to hold.
 STOP_BOUND_S = 0.5
@@ -71,6 +76,7 @@ class LiveApp:
     env: dict[str, str] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
     port: int = 0
+    log_file: Path | None = None  # default home/app.log (elsewhere when the home's disk must go read-only)
 
     @property
     def url(self) -> str:
@@ -83,7 +89,7 @@ class LiveApp:
         env["TMPDIR"] = str(private_tmp(self.home))  # temporary files of any kind land where `tmp_bytes` counts them
         env.pop("OPENAI_BASE_URL", None)
         self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / "app.log", "ab") as log:
+        with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen([sys.executable, "app.py"], cwd=self.app_dir, env=env, stdout=log, stderr=log)
         t0 = time.time()
         while time.time() - t0 < timeout_s:
@@ -111,8 +117,12 @@ class LiveApp:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
 
+    @property
+    def log_path(self) -> Path:
+        return self.log_file or self.home / "app.log"
+
     def log(self) -> str:
-        p = self.home / "app.log"
+        p = self.log_path
         return p.read_text(errors="replace") if p.exists() else ""
 
     def client(self, auth: tuple[str, str] | None = None) -> Any:
@@ -457,9 +467,12 @@ def run_faults(
     return the report and whether everything held."""
     probes: list[Probe] = []
     leaks, peak, idle_s = 0, 0, 3.0
+    defect_probes, probe_owner_files = _defects()  # bench/faults_defects.py imports this module
     with tempfile.TemporaryDirectory(prefix="costa-faults-") as tmp:
         folder = Path(tmp)
-        app = LiveApp(folder / "home", app_dir, {"COSTA_TMP_IDLE_SECONDS": f"{idle_s:g}"})
+        # no rate limit on the probed app (every probe calls from one address); the growth probe has its own app
+        app = LiveApp(folder / "home", app_dir, {"COSTA_TMP_IDLE_SECONDS": f"{idle_s:g}", "COSTA_RATE_LIMIT": "0"})
+        limited = LiveApp(folder / "limited", app_dir, {"COSTA_RATE_LIMIT": "20"})
 
         def timed(name: str, fn: Callable[[], Any]) -> Any:
             if only is not None and name not in only:
@@ -486,9 +499,15 @@ def run_faults(
             out = timed("lifecycle", lambda: probe_lifecycle(app, folder, idle_s))
             peak = out[1] if isinstance(out, tuple) else 0
             timed("kill -9 and restart", lambda: probe_kills(app, folder, kills, seed))
+            if only is None or "growth" in only:
+                limited.start()
+            defect_probes(app, folder, timed, limited if limited.proc is not None else None)
+            limited.stop()
             timed("auth isolation", lambda: probe_auth(app, folder, ownerless))
+            timed("owner-only files", lambda: probe_owner_files(app, folder))
         finally:
             app.stop()
+            limited.stop()
         found = audit(app.home)
         leftovers = tmp_files(app.home)
         left = sum(f.stat().st_size for f in leftovers)
@@ -498,12 +517,18 @@ def run_faults(
         lines.append(f"  {'held  ' if p.held else 'FAILED'} {p.name:20} {p.seconds:6.1f} s  {p.detail}")
     lines.append(
         f"  totals: probes held {sum(p.held for p in probes)}/{len(probes)}; versions lost {found['lost']} of "
-        f"{found['versions']}; orphans {found['orphans']}; turns left running {found['running']}; cross-session "
-        f"leaks {leaks}; temp bytes: peak {peak:,} in one exporting session, left after shutdown {left:,}"
-        + (f" ({left_names})" if left else "")
+        f"{found['versions']}; orphans {found['orphans']}; quarantined {found['quarantined']}; turns left running "
+        f"{found['running']}; cross-session leaks {leaks}; temp bytes: peak {peak:,} in one exporting session, left "
+        f"after shutdown {left:,}" + (f" ({left_names})" if left else "")
     )
     ok = all(p.held for p in probes) and not (found["lost"] or found["orphans"] or found["running"] or leaks or left)
     return "\n".join(lines), ok
+
+
+def _defects() -> tuple[Any, Any]:
+    from bench.faults_defects import defect_probes, probe_owner_files
+
+    return defect_probes, probe_owner_files
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

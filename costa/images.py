@@ -23,15 +23,93 @@ def to_rgb_array(img: Image.Image, max_pixels: int = DEFAULT_MAX_PIXELS, name: s
     if getattr(img, "is_animated", False):
         img.seek(0)  # animated GIF/WebP: edit the first frame
     img = ImageOps.exif_transpose(img)
-    if img.mode in ("I;16", "I;16B", "I;16L", "I"):
-        arr = np.asarray(img, dtype=np.float64)
-        top = 65535.0 if arr.max() > 255 else 255.0
-        img = Image.fromarray(np.clip(arr / top * 255.0 + 0.5, 0, 255).astype(np.uint8), "L")
+    if img.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        img = Image.fromarray(to_uint8(np.asarray(img)), "L")
     if img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info):
         rgba = img.convert("RGBA")
         background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         img = Image.alpha_composite(background, rgba)
     return np.ascontiguousarray(np.asarray(img.convert("RGB"), dtype=np.uint8))
+
+
+def to_uint8(arr: np.ndarray) -> np.ndarray:
+    """Samples of any type as uint8: floats in [0, 1] scaled by 255 (a float image is [0, 1] by convention; larger
+    ones by their largest value), 16-bit and other integers by their type's or the data's range; NaN is 0.
+
+    >>> to_uint8(np.array([0.0, 0.5, 1.0], np.float32)).tolist()
+    [0, 128, 255]
+    >>> to_uint8(np.array([0, 32896, 65535], np.uint16)).tolist()
+    [0, 128, 255]
+    >>> to_uint8(np.array([0, 100, 200], np.int32)).tolist()  # an 8-bit range in a wide integer type
+    [0, 100, 200]
+    """
+    if arr.dtype == np.uint8:
+        return arr
+    a = np.nan_to_num(arr.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    top = float(a.max()) if a.size else 1.0
+    if arr.dtype.kind == "f":
+        scale = 255.0 if top <= 1.0 else 255.0 / top
+    elif arr.dtype.kind == "b":
+        scale = 255.0
+    else:
+        scale = 1.0 if top <= 255 else 255.0 / (65535.0 if top <= 65535 else top)
+    return np.clip(a * scale + 0.5, 0, 255).astype(np.uint8)
+
+
+def sample_note(data: bytes) -> str | None:
+    """What the user should know about the samples of an image file that is not 8 bits per channel (float, 16-bit),
+    or None (read from the TIFF tags or the PNG's mode)."""
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            bits = img.tag_v2.get(258) if hasattr(img, "tag_v2") else None
+            fmt = img.tag_v2.get(339) if hasattr(img, "tag_v2") else None
+            mode = img.mode
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        mode, bits, fmt = "", None, None
+        arr = _read_tiff(data)
+        if arr is None:
+            return None
+        kind, depth = arr.dtype.kind, arr.dtype.itemsize * 8
+        fmt, bits = (3 if kind == "f" else 1), depth
+    first = lambda v: (v[0] if isinstance(v, tuple) else v) if v is not None else None  # noqa: E731
+    if mode == "F" or first(fmt) == 3:
+        return f"The image has {first(bits) or 32}-bit floating-point samples: values in [0, 1] were scaled to 8 bits."
+    if mode in ("I;16", "I;16B", "I;16L", "I") or (first(bits) or 8) > 8:
+        return f"The image has {first(bits) or 16} bits per channel: it was scaled to 8 bits for editing."
+    return None
+
+
+def _read_tiff(data: bytes) -> np.ndarray | None:
+    """A TIFF Pillow cannot open (3-channel float, planar…) read by tifffile; None when it is not a TIFF."""
+    if data[:4] not in (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+"):
+        return None
+    try:
+        import tifffile
+    except ImportError:
+        return None
+    try:
+        return np.asarray(tifffile.imread(io.BytesIO(data), key=0))
+    except Exception:  # tifffile raises many types for a corrupt file; the caller says it is unreadable
+        return None
+
+
+def _tiff_rgb(arr: np.ndarray, max_pixels: int, name: str) -> np.ndarray:
+    """tifffile's array (H×W, H×W×C or C×H×W, any sample type) as RGB uint8."""
+    if arr.ndim == 3 and arr.shape[0] in (1, 3, 4) and arr.shape[2] not in (1, 3, 4):
+        arr = np.moveaxis(arr, 0, -1)  # planar
+    if arr.ndim == 2:
+        arr = arr[:, :, None]
+    if arr.ndim != 3 or arr.shape[2] not in (1, 2, 3, 4):
+        raise InputError(f"{name} is a TIFF of shape {arr.shape}: costa reads grey, RGB or RGBA images")
+    h, w = arr.shape[:2]
+    if w * h > max_pixels:
+        raise InputError(f"{name} is {w}x{h} = {w * h:,} pixels; the limit is {max_pixels:,} (COSTA_MAX_PIXELS)")
+    grey = arr.shape[2] <= 2
+    rgb = to_uint8(arr[:, :, :1].repeat(3, 2) if grey else arr[:, :, :3])
+    if arr.shape[2] in (2, 4):  # alpha: flattened onto white, as for other formats
+        alpha = to_uint8(arr[:, :, -1:]).astype(np.float64) / 255.0
+        rgb = (rgb * alpha + 255.0 * (1.0 - alpha) + 0.5).astype(np.uint8)
+    return np.ascontiguousarray(rgb)
 
 
 def load_image(source: str | Path | bytes, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarray:
@@ -63,6 +141,10 @@ def load_image(source: str | Path | bytes, max_pixels: int = DEFAULT_MAX_PIXELS)
             f"{name} has more pixels than the limit of {max_pixels:,} (COSTA_MAX_PIXELS); send a smaller image"
         ) from e
     except UnidentifiedImageError as e:
+        data = source if isinstance(source, bytes) else Path(source).read_bytes()
+        tiff = _read_tiff(data)
+        if tiff is not None:
+            return _tiff_rgb(tiff, max_pixels, name)
         raise InputError(f"{name} is not an image costa can read (unknown or corrupt format)") from e
     except (OSError, SyntaxError, ValueError) as e:
         raise InputError(f"{name} is corrupt or truncated: {e}") from e

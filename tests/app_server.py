@@ -50,6 +50,7 @@ def running_app(
         "COSTA_MAX_UPLOAD_MB": str(UPLOAD_LIMIT_MB),
         "GRADIO_ANALYTICS_ENABLED": "False",
         "OPENAI_API_KEY": SECRET_KEY,  # a key without an endpoint or model: the offline planner still plans
+        "COSTA_RATE_LIMIT": "0",  # the shared app serves every test from one address; test_faults_defects sets one
     }
     env.update(extra_env or {})
     env.pop("OPENAI_BASE_URL", None)

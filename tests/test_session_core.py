@@ -179,7 +179,7 @@ def test_one_turn_at_a_time_and_stop_keeps_the_image(ws: Workspace, sign: Path) 
     next(running)  # the turn has started and holds the session
     with pytest.raises(InputError, match="already running"):
         next(run(ws, sid, None, REPLACE))
-    with pytest.raises(InputError, match="already running"):
+    with pytest.raises(InputError, match="a turn is running in this session: undo"):  # names what is busy
         ws.versions.undo(sid, None)
     assert ws.stop(sid, None)
     view = finish(running)

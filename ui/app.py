@@ -66,8 +66,14 @@ def launch_kwargs(services: Services, core: SessionCore | None = None) -> dict[s
         from starlette.middleware import Middleware
 
         from ui.guard import ExportGuard
+        from ui.limits import RateGuard, StorageGuard
 
-        kwargs["app_kwargs"] = {"middleware": [Middleware(ExportGuard, core=core)]}
+        guards = [
+            Middleware(ExportGuard, core=core),
+            Middleware(RateGuard, per_minute=s.rate_limit),
+            Middleware(StorageGuard, home=s.home),
+        ]
+        kwargs["app_kwargs"] = {"middleware": guards}
     if s.auth:
         kwargs["auth"] = list(s.auth)
         kwargs["auth_message"] = "costa: sign in to edit and evaluate."

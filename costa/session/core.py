@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from costa.budget import check_turn_pixels, turn_budget
 from costa.bundle import export_name
 from costa.errors import InputError
 from costa.events import Event
@@ -37,13 +38,17 @@ from costa.session.run import Operation, TurnRun
 from costa.session.runtime import Runtimes, SessionRuntime
 from costa.session.turns import PlanResult, TurnOptions, Vocabulary, check_instruction, llm_client, region_warnings
 from costa.session.view import TurnView
-from costa.store import Session, Store, Version
+from costa.store import Session, SourceFile, Store, Version
 from costa.turn.records import UserRegion
 from costa.types import Mask, Point
 
 log = logging.getLogger(__name__)
 
 BUSY = "a turn is already running in this session: wait for it to finish or press Stop"
+#: An undo, redo, branch or upload while a turn runs (the turn would save over it).
+TURN_RUNNING = "a turn is running in this session: undo, redo, branch and uploads wait for it to finish (or press Stop)"
+#: Seconds a history write waits for another one (undo / redo / branch hold it for milliseconds).
+HISTORY_WAIT_S = 10.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,6 +58,7 @@ class Upload:
     image: np.ndarray
     label: str
     notes: tuple[str, ...]
+    source: SourceFile | None = None  # the file's bytes: stored as they are when they decode to exactly `image`
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,14 +189,17 @@ class SessionCore:
 
     @contextmanager
     def writing(self, session_id: str) -> Iterator[SessionRuntime]:
-        """Hold the session's lock for a short write (upload, undo, branch); refuse while a turn runs."""
+        """Hold the session's history lock for a short write (upload, undo, branch): another such write is waited
+        for, a running turn refuses it (`TURN_RUNNING`); an edit is never refused because of it."""
         rt = self.runtime(session_id)
-        if not rt.lock.acquire(blocking=False):
-            raise InputError(BUSY)
+        if not rt.history.acquire(timeout=HISTORY_WAIT_S):
+            raise InputError("another undo, redo or branch of this session is being saved: try again")
         try:
+            if rt.running:
+                raise InputError(TURN_RUNNING)
             yield rt
         finally:
-            rt.lock.release()
+            rt.history.release()
 
     def choices(self, owner: str | None, known: Sequence[str], current: str) -> list[tuple[str, str]]:
         """(label, id) of the caller's sessions: those this browser knows and, when signed in, all of theirs."""
@@ -217,8 +226,9 @@ class SessionCore:
         size = p.stat().st_size
         if size > limit:
             raise InputError(f"the file is {size / 1048576:.1f} MB; the limit is {self.settings.max_upload_mb:g} MB")
-        image = load_image(p.read_bytes(), self.settings.max_pixels)  # bytes: messages say "image", not a temp path
-        return Upload(image, f"upload {name or p.name}"[:60], tuple(upload_notes(p)))
+        data = p.read_bytes()
+        image = load_image(data, self.settings.max_pixels)  # bytes: messages say "image", not a temp path
+        return Upload(image, f"upload {name or p.name}"[:60], tuple(upload_notes(p)), source_file(data))
 
     def upload(self, session_id: str, owner: str | None, path: str | Path, name: str = "") -> tuple[Version, list[str]]:
         """Validate an uploaded file and make it the current version (undo returns to the previous one)."""
@@ -226,7 +236,7 @@ class SessionCore:
         up = self.read_upload(path, name)
         with self.writing(session.id):
             head = self.store.session(session.id, owner).head
-            version = self.store.add_version(session.id, up.image, "upload", up.label, parent_id=head)
+            version = self.store.add_upload(session.id, up.image, up.label, up.source, head)
         return version, list(up.notes)
 
     def head(self, session_id: str, owner: str | None) -> tuple[Version | None, np.ndarray | None]:
@@ -284,6 +294,8 @@ class SessionCore:
         else:
             base = self.store.version(session.id, session.head)
             image = self.store.load_image(base)
+        budget = turn_budget(self.settings, image.shape[0] * image.shape[1])
+        check_turn_pixels(budget, image.shape[1], image.shape[0])
         region = region_from_pointing(image, list(clicks), box or "", brush)
         if negatives:
             neg = tuple(Point(int(x), int(y), positive=False) for x, y in negatives)
@@ -313,7 +325,8 @@ class SessionCore:
         rt = self.runtime(req.session_id)
         if not rt.lock.acquire(blocking=False):
             raise InputError(BUSY)
-        rt.running = True
+        with rt.history:  # an undo being saved finishes first; later ones wait for the turn (`writing`)
+            rt.running = True
         try:
             session = self.store.session(req.session_id, req.owner)
             if req.base is not None and session.head != req.base.id:
@@ -343,19 +356,37 @@ class SessionCore:
         return True
 
 
+def source_file(data: bytes) -> SourceFile | None:
+    """An upload's bytes and format, for the store to keep as they are when they decode to the same pixels."""
+    import io
+
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            return SourceFile(data, str(img.format or ""))
+    except (OSError, ValueError):
+        return None
+
+
 def upload_notes(path: Path) -> list[str]:
     """What the user should know about how an accepted file was read (it has already passed `load_image`)."""
     from PIL import Image
 
-    notes = []
-    with Image.open(path) as img:
+    from costa.images import sample_note
+
+    data = path.read_bytes()
+    notes = [n] if (n := sample_note(data)) else []
+    try:
+        img = Image.open(path)
+    except (OSError, ValueError):  # a TIFF only tifffile reads: its note is the samples'
+        return notes
+    with img:
         if getattr(img, "is_animated", False):
             frames = getattr(img, "n_frames", "?")
             notes.append(f"The image is animated ({frames} frames): costa edits its first frame.")
         if img.mode == "CMYK":
             notes.append("The image is CMYK: it was converted to RGB for editing.")
-        elif img.mode in ("I;16", "I;16B", "I;16L", "I"):
-            notes.append("The image has 16 bits per channel: it was scaled to 8 bits for editing.")
         elif img.mode in ("RGBA", "LA", "PA"):
             notes.append("The image has transparency: it was flattened onto white for editing.")
     return notes

@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from costa.errors import InputError
+from costa.errors import InputError, StorageError
 from costa.eventlog import event_from_dict
 from costa.session.preview import Previews
 from costa.session.runtime import Runtimes
 from costa.session.view import GraphLayout, TurnView
-from costa.store import Store, Turn, Version, accuracy
+from costa.store import Session, Store, Turn, Version, accuracy
+from costa.store.database import os_fault
 from costa.types import Plan
 
 #: Versions listed in the gallery and the version tree (the newest).
@@ -321,10 +322,28 @@ class SessionHistory:
     # -------------------------------------------------------------------------------------------------- export
 
     def export(self, session_id: str, owner: str | None) -> tuple[Path | None, Path]:
-        """Write the current image (PNG) and the reproducibility bundle (zip) to the session's temp folder."""
+        """Write the current image (PNG) and the reproducibility bundle (zip) to the session's temp folder.
+
+        Raises:
+            StorageError: a version's file is missing (named), or COSTA_HOME's disk is full or read-only.
+        """
+        session = self.store.session(session_id, owner)
+        lost = [row.number for row in self.version_rows(session.id) if not Path(row.version.file).is_file()]
+        if lost:
+            raise StorageError(
+                f"the image file{'s' if len(lost) > 1 else ''} of version{'s' if len(lost) > 1 else ''} "
+                f"{', '.join(f'v{n}' for n in lost[:10])} {'are' if len(lost) > 1 else 'is'} missing from COSTA_HOME "
+                "(removed outside costa): nothing was exported; `python -m costa store check` lists what is lost and "
+                "`python -m costa store repair` drops it"
+            )
+        try:
+            return self._export(session, owner)
+        except OSError as e:  # the temporary folder is on COSTA_HOME's disk: full or read-only
+            raise (os_fault(e) or e) from e
+
+    def _export(self, session: Session, owner: str | None) -> tuple[Path | None, Path]:
         from costa.bundle import export_name, write_bundle
 
-        session = self.store.session(session_id, owner)
         tmp = self.runtimes.tmp_dir(session.id)
         image_path: Path | None = None
         if session.head is not None:

@@ -1,6 +1,6 @@
 """One prepared turn under its session's lock, as steps a reader can follow (`TurnRun.steps`):
 
-1. `open`: store the upload as a version, record the request (α, threshold, mode, pointing), read the session's
+1. `open`: record the request (α, threshold, mode, pointing), read the session's
    memory along the current version's path and resolve references in the instruction against it;
 2. `plan`: the cached preview's plan, or a fresh one (OCR text and history; each step stoppable);
 3. `act`: the one place a planned turn is carried out — a plan whose every subtask is a *session operation*
@@ -8,7 +8,8 @@
    by its handler; any other plan gets the turn's one tool graph, pointing asked for first when needed, and the
    search (`costa.agent.run_turn`), its events folded into the view as they come;
 4. `save`: the result (and each accepted subtask's image) as versions — not when stopped, unverified, or when
-   reflection asks to point;
+   reflection asks to point; an upload is stored here, only when the turn keeps a version, did a subtask, or needs
+   the image for what comes next (unverified, pointing asked for): a turn that planned nothing stores nothing;
 5. `remember`: the turn in the session's memory;
 6. `record` (always, even when stopped or failing): the turn's events, summary, status and plan in the store.
 """
@@ -92,13 +93,11 @@ class TurnRun:
         yield self.view, None
 
     def open(self) -> None:
-        """Store the upload, record the request, resolve references in the instruction against the memory."""
+        """Record the request, resolve references in the instruction against the memory (an upload is stored by
+        `save`, when the turn keeps it)."""
         core, req, session = self.core, self.req, self.session
-        if req.upload is not None:
-            self.head: Version = core.store.add_version(session.id, req.image, "upload", req.upload.label, session.head)
-        else:
-            assert req.base is not None  # prepare() made sure there is a current version
-            self.head = req.base
+        assert req.upload is not None or req.base is not None  # prepare() made sure there is a current version
+        self.head: Version | None = req.base
         self.turns = core.store.turns(session.id)
         self.number = len(self.turns) + 1
         opts = req.options
@@ -114,7 +113,8 @@ class TurnRun:
         elif self.resolved.box is not None and not region.artifacts():
             region = UserRegion(boxes=(self.resolved.box,))  # "make it red" acts where the turn it refers to did
         self.region = region
-        self.turn_id = core.store.start_turn(session.id, self.head.id, req.instruction, None, self.params)
+        base = self.head.id if self.head is not None else None
+        self.turn_id = core.store.start_turn(session.id, base, req.instruction, None, self.params)
         view.turn_id, view.turn_number = self.turn_id, self.number
 
     def plan_step(self) -> Generator[tuple[TurnView, Event | None], None, PlanResult]:
@@ -188,9 +188,13 @@ class TurnRun:
         user to point (then sending again after pointing edits the image as it was; accepting saves it)."""
         view, accept = self.view, self.req.options.accept_unverified
         outcome = view.outcome
-        if outcome is None or outcome.image is None or view.status in ("stopped", "unverified"):
-            pass
-        elif not view.ask_pointing or accept:
+        keeps = outcome is not None and outcome.image is not None and view.status not in ("stopped", "unverified")
+        keeps = keeps and (not view.ask_pointing or accept)
+        follow_up = view.status == "unverified" or view.ask_pointing or bool(view.done_subtasks)
+        if view.status != "stopped" and (keeps or follow_up):
+            self._keep_upload()
+        if keeps:
+            assert outcome is not None and outcome.image is not None
             self.result_version = self._save_versions(outcome.image)
             view.result_version = self.result_version
         self.core.previews.after_turn_pointing(view, self.params["given"])
@@ -256,9 +260,18 @@ class TurnRun:
         if self.on_progress is not None:
             self.on_progress(ev)
 
+    def _keep_upload(self) -> None:
+        """Store the turn's upload as the version it edits (once; nothing when the turn edits the current image)."""
+        req, store = self.req, self.core.store
+        if self.head is None and req.upload is not None:
+            up = req.upload
+            self.head = store.add_upload(self.session.id, req.image, up.label, up.source, self.session.head)
+            store.set_turn_base(self.turn_id, self.head.id)
+
     def _save_versions(self, final: np.ndarray) -> int:
         """Store each accepted subtask's image, then the turn's result as the new current version."""
         core, view, sid = self.core, self.view, self.session.id
+        assert self.head is not None  # `_keep_upload` stored the upload
         parent = self.head.id
         edits = [d for d in view.done_subtasks.values() if d.image is not None]
         for d in edits:

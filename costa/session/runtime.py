@@ -1,7 +1,8 @@
 """In-process state of sessions and the lifecycle of their temporary files.
 
-Each session that is in use has a `SessionRuntime`: a lock (one turn at a time; every write to the session's history
-takes it), a stop flag and a temporary folder for exports. Temporary files live under `<home>/tmp/run-<pid>-<random>/`
+Each session that is in use has a `SessionRuntime`: the turn's lock (one turn at a time), a history lock (a short
+write to the session's history — undo, redo, branch, an upload — waits for another, never for a turn), a stop flag
+and a temporary folder for exports. Temporary files live under `<home>/tmp/run-<pid>-<random>/`
 (0700), so a process can tell its own folders from those a killed process left behind: `Runtimes.start` removes
 folders of processes that no longer run, `Runtimes.close` removes its own, and a session idle for longer than
 `idle_seconds` loses its temporary files (its history stays in the store).
@@ -32,7 +33,8 @@ RUN_PREFIX = "run-"
 class SessionRuntime:
     """One session in this process: its lock, stop flag, temporary folder and when it was last used (monotonic s)."""
 
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # the turn's: held while a turn runs
+    history: threading.Lock = field(default_factory=threading.Lock)  # short history writes (undo, redo, upload)
     stop: threading.Event = field(default_factory=threading.Event)
     tmp: Path | None = None
     used: float = field(default_factory=time.monotonic)

@@ -7,6 +7,7 @@ file. When the home cannot be written, reads fall back to a read-only connection
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -32,6 +33,14 @@ def damaged_message(path: Path, detail: str) -> str:
     )
 
 
+def _disk_full(path: Path) -> bool:
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
+
+
 def sqlite_fault(e: sqlite3.Error, path: Path) -> StorageError | None:
     """The storage fault an SQLite error is, or None when it is a bug (bad SQL, a constraint)."""
     code = (getattr(e, "sqlite_errorcode", 0) or 0) & 0xFF
@@ -47,6 +56,8 @@ def sqlite_fault(e: sqlite3.Error, path: Path) -> StorageError | None:
     if code == _CANTOPEN or "unable to open" in text:
         return StorageError(f"the database {path} cannot be opened ({text}): nothing was saved")
     if code == _IOERR or "disk I/O error" in text:
+        if _disk_full(path):  # SQLite reports a WAL that cannot grow as an I/O error
+            return StorageError(DISK_FULL)
         return StorageError(f"the disk holding COSTA_HOME failed ({text}): nothing was saved; send again")
     return None
 
@@ -86,6 +97,7 @@ class SqliteDatabase:
         self._migrate_lock = threading.Lock()
 
     def _open(self, write: bool) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = None
         try:
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             db.row_factory = sqlite3.Row
@@ -94,6 +106,8 @@ class SqliteDatabase:
                 db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the WAL index now
             return db
         except sqlite3.OperationalError:
+            if db is not None:
+                db.close()  # a connection left open on a full disk kept it from being remounted, and leaked
             if write or not self.path.exists():
                 raise
             # a read-only home: the WAL index cannot be made, so read the file as it is (nothing can write it)

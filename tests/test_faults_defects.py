@@ -1,0 +1,160 @@
+"""Issue 21's ten defects, each reproduced through the real interface (`python app.py` by `gradio_client` and HTTP, its
+start-up as a subprocess) by the probe `bench faults` runs for it (`bench/faults_defects.py`); each test failed
+before its fix (README: the before / after table)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+import pytest
+
+from bench.faults import LiveApp
+from bench.faults_defects import (
+    probe_emptied_database,
+    probe_exports,
+    probe_growth,
+    probe_huge_ids,
+    probe_image_modes,
+    probe_integrity,
+    probe_owner_files,
+    probe_storage_faults,
+    probe_surrogates,
+    probe_undo_vs_edit,
+)
+from costa.budget import TurnBudget, check_turn_pixels
+from costa.errors import QuotaError
+from costa.images import load_image, sample_note, to_uint8
+from costa.ratelimit import RateLimit
+from costa.testing.tinyfs import can_mount
+from tests.app_server import AppServer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def live(server: AppServer) -> LiveApp:
+    """The shared test app as a probe target."""
+    return LiveApp(server.home, ROOT, port=urlsplit(server.url).port or 0)
+
+
+@pytest.fixture
+def own_app(tmp_path: Path) -> Iterator[LiveApp]:
+    """An app of the test's own (the probes restart it)."""
+    app = LiveApp(tmp_path / "home", ROOT, {"COSTA_RATE_LIMIT": "0"}).start()
+    try:
+        yield app
+    finally:
+        app.stop()
+
+
+# ------------------------------------------------------------------------------------------- through the app
+
+
+@pytest.mark.slow
+def test_defect_1_an_emptied_or_missing_database_refuses_to_start_and_deletes_no_image(
+    own_app: LiveApp, tmp_path: Path
+) -> None:
+    probe = probe_emptied_database(own_app, tmp_path)
+    assert probe.held, probe.detail
+
+
+@pytest.mark.slow
+def test_defect_2_growth_is_bounded_uploads_pixels_and_rate(own_app: LiveApp, tmp_path: Path) -> None:
+    """'hello there' with an upload stores nothing; a flat 6300² PNG is refused naming the pixel budget; one client
+    past COSTA_RATE_LIMIT is refused in a sentence while another address is served."""
+    limited = LiveApp(tmp_path / "limited", ROOT, {"COSTA_RATE_LIMIT": "20"}).start()
+    try:
+        probe = probe_growth(own_app, tmp_path, limited)
+    finally:
+        limited.stop()
+    assert probe.held, probe.detail
+
+
+@pytest.mark.slow
+def test_defect_3_a_lone_surrogate_anywhere_is_refused_whole(app_server: AppServer, tmp_path: Path) -> None:
+    probe = probe_surrogates(live(app_server), tmp_path)
+    assert probe.held, probe.detail
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not can_mount(), reason="mounting a tmpfs needs root")
+def test_defect_4_a_full_then_read_only_home_is_one_sentence_and_reads_keep_working(tmp_path: Path) -> None:
+    probe = probe_storage_faults(ROOT, tmp_path)
+    assert probe.held, probe.detail
+
+
+@pytest.mark.slow
+def test_defect_5_a_lost_file_and_a_damaged_page_are_named_in_one_sentence(own_app: LiveApp, tmp_path: Path) -> None:
+    probe = probe_integrity(own_app, tmp_path)
+    assert probe.held, probe.detail
+
+
+@pytest.mark.slow
+def test_defect_6_undo_and_redo_never_block_an_edit(app_server: AppServer, tmp_path: Path) -> None:
+    probe = probe_undo_vs_edit(live(app_server), tmp_path)
+    assert probe.held, probe.detail
+
+
+@pytest.mark.slow
+def test_defect_7_huge_ids_to_branch_and_score_are_a_clear_refusal(app_server: AppServer, tmp_path: Path) -> None:
+    probe = probe_huge_ids(live(app_server), tmp_path)
+    assert probe.held, probe.detail
+
+
+@pytest.mark.slow
+def test_defect_8_exports_escape_controls_quote_reruns_and_prefix_formulas(
+    app_server: AppServer, tmp_path: Path
+) -> None:
+    probe = probe_exports(live(app_server), tmp_path)
+    assert probe.held, probe.detail
+
+
+@pytest.mark.slow
+def test_defect_9_float_16_bit_and_cmyk_tiffs_convert_with_a_note(app_server: AppServer, tmp_path: Path) -> None:
+    probe = probe_image_modes(live(app_server), tmp_path)
+    assert probe.held, probe.detail
+
+
+@pytest.mark.slow
+def test_defect_10_with_login_every_result_file_is_its_owners_only(tmp_path: Path) -> None:
+    app = LiveApp(tmp_path / "home", ROOT, {"COSTA_AUTH": "alice:pw-a,bob:pw-b", "COSTA_RATE_LIMIT": "0"}).start()
+    try:
+        probe = probe_owner_files(app, tmp_path)
+    finally:
+        app.stop()
+    assert probe.held, probe.detail
+
+
+# ----------------------------------------------------------------------------------------------- the pieces
+
+
+def test_the_rate_limit_holds_each_client_to_its_own_bucket() -> None:
+    now = [0.0]
+    limit = RateLimit(per_minute=60, clock=lambda: now[0])
+    assert [limit.wait("a") for _ in range(15)] == [0.0] * 15  # a burst of a quarter of a minute
+    assert limit.wait("a") == pytest.approx(1.0)
+    assert limit.wait("b") == 0.0
+    now[0] = 1.0
+    assert limit.wait("a") == 0.0
+    assert RateLimit(per_minute=0).wait("a") == 0.0  # 0: no limit
+
+
+def test_the_pixel_budget_refusal_names_the_budget_and_the_setting() -> None:
+    budget = TurnBudget(16_000_000, "8 per CPU core on 2, no GPU; COSTA_TURN_MEGAPIXELS sets it")
+    check_turn_pixels(budget, 4000, 4000)
+    with pytest.raises(QuotaError, match=r"39\.7 megapixels.*at most 16\.0 megapixels.*COSTA_TURN_MEGAPIXELS"):
+        check_turn_pixels(budget, 6300, 6300)
+
+
+def test_a_float_tiff_in_0_1_is_scaled_not_black(tmp_path: Path) -> None:
+    tifffile = pytest.importorskip("tifffile")
+    ramp = np.linspace(0.0, 1.0, 256, dtype=np.float32)[None, :].repeat(8, 0)
+    for name, arr in (("grey.tif", ramp), ("rgb.tif", np.dstack([ramp] * 3))):
+        path = tmp_path / name
+        tifffile.imwrite(path, arr)
+        rgb = load_image(path.read_bytes())
+        assert rgb.shape == (8, 256, 3) and abs(float(rgb.mean()) - 127.5) < 1, name
+        assert "floating-point" in (sample_note(path.read_bytes()) or ""), name
+    assert to_uint8(np.array([np.nan, 2.0, 4.0])).tolist() == [0, 128, 255]  # above 1: scaled by the largest value

@@ -161,6 +161,35 @@ def test_selfie_segmentation_masks_the_person_and_boxes_follow(services: Service
     assert "mediapipe" not in sys.modules
 
 
+def test_selfie_segmentation_follows_where_the_user_pointed(services: Services, cases: dict) -> None:
+    """Before, a box around the astronaut kept a 2 % piece of the photo (the person reached past the box, so the
+    constraints refused her whole and a speck was left): "done" at 0.95. Now the pieces are clipped to the box and
+    must agree with it; a click away from every person is a refusal, never another person."""
+    from costa.turn.records import UserRegion
+
+    astronaut = cases["astronaut"]
+    box = box_around(astronaut.truth)
+
+    def pointed(**kw) -> EditState:
+        region = UserRegion(**kw)
+        return EditState(astronaut.image, {**region.artifacts(), "pointed": region})
+
+    (mask,) = _call(services, "selfie_people", pointed(boxes=(box,)), kind="background_removal").artifacts["masks"]
+    assert iou(mask.data, astronaut.truth) > 0.65 and mask.verification.verified[-1].aspect == "pointed"
+    tight = Box(box.x + box.w // 4, box.y, box.w // 2, box.h)  # drawn tighter than she is
+    (mask,) = _call(services, "selfie_people", pointed(boxes=(tight,)), kind="background_removal").artifacts["masks"]
+    slack = max(4, round(0.05 * max(tight.w, tight.h)))
+    assert not mask.data[:, : tight.x - slack].any() and not mask.data[:, tight.x2 + slack :].any()
+    assert mask.area > 0.3 * astronaut.truth.sum()  # clipped to the box, not a speck
+    face = click_on(astronaut.truth)
+    (mask,) = _call(services, "selfie_people", pointed(points=(face,)), "the person", "object_removal").artifacts[
+        "masks"
+    ]
+    assert mask.data[face.y, face.x]
+    with pytest.raises(GroundingError, match="where you pointed"):
+        _call(services, "selfie_people", pointed(points=(Point(500, 500),)), "the person", "object_removal")
+
+
 def test_blazeface_finds_the_astronauts_face(services: Services, cases: dict) -> None:
     out = _call(services, "blazeface_faces", EditState(cases["astronaut"].image), "the face", "privacy_blur")
     (face,) = out.artifacts["boxes"]

@@ -114,16 +114,48 @@ class SelfiePeopleSegmenter(LiteRtTool):
     def _chosen(
         self, state: EditState, subtask: Subtask, pieces: list[tuple[np.ndarray, float]]
     ) -> tuple[tuple[Mask, ...], tuple[Box, ...]]:
-        """The pieces the target's words pick, as masks and their boxes, each with the detector's record."""
+        """The pieces the target's words pick, as masks and their boxes, each with the detector's record. Where the
+        user pointed, only the pieces that agree with it are candidates (`_pointed_pieces`)."""
+        pieces, by_pointing = _pointed_pieces(state, pieces)
         found = [(Mask(piece, "person", score), score) for piece, score in pieces]
         boxes = [m.bbox() for m, _ in found]
         cands = [(b.x, b.y, b.w, b.h, m.area) for (m, _), b in zip(found, boxes, strict=True) if b is not None]
         phrase = parse_target(subtask.target)
         picked, chosen = choose(cands, phrase, keep_share=0.0, image_size=(state.width, state.height))
-        record = detector_verification(self.spec.id, phrase, "person", len(found), chosen)
+        record = detector_verification(self.spec.id, phrase, "person", len(found), chosen, pointed=by_pointing)
         masks = tuple(replace(found[i][0], verification=record) for i in sorted(picked))
         chosen_boxes = tuple(replace(b, label="person", verification=record) for m in masks if (b := m.bbox()))
         return masks, chosen_boxes
+
+
+def _pointed_pieces(
+    state: EditState, pieces: list[tuple[np.ndarray, float]]
+) -> tuple[list[tuple[np.ndarray, float]], bool]:
+    """The person pieces that agree with what the user pointed at, and whether the user pointed.
+
+    A typed box bounds the person: each piece is clipped to the box (grown by the constraints' slack), so a person
+    reaching a little past a tight box is kept rather than refused whole (a box around the astronaut once kept a
+    2 % speck instead). Then the pieces `costa.constraints.pointing_problem` accepts (the click on it, the box
+    spanned, the brush agreed with). None left: `GroundingError`, so the search tries another grounder."""
+    from costa.constraints import BRUSH_LABEL, CLICK_LABEL, CLICKS_LABEL, pointing_problem
+
+    pointed = state.artifacts.get("pointed")
+    if pointed is None or not (pointed.points or pointed.boxes or pointed.masks):
+        return pieces, False
+    typed = [b for b in pointed.boxes if b.label not in (CLICK_LABEL, CLICKS_LABEL, BRUSH_LABEL)]
+    if typed:
+        inside = np.zeros(state.image.shape[:2], bool)
+        for b in typed:
+            slack = max(4, round(0.05 * max(b.w, b.h)))
+            inside[max(0, b.y - slack) : b.y2 + slack, max(0, b.x - slack) : b.x2 + slack] = True
+        pieces = [(piece & inside, score) for piece, score in pieces if (piece & inside).any()]
+    agree = [(piece, score) for piece, score in pieces if pointing_problem(piece, pointed) is None]
+    if not agree:
+        raise GroundingError(
+            f"none of the {len(pieces)} person piece(s) MediaPipe found is where you pointed",
+            "point at the person again (a click on them, or a box around them), or brush them",
+        )
+    return agree, True
 
 
 class SelfiePeopleDetector(SelfiePeopleSegmenter):

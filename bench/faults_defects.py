@@ -150,6 +150,7 @@ def probe_integrity(app: LiveApp, folder: Path) -> Probe:
     bad: list[str] = []
     if not stored:
         return Probe("integrity", False, f"could not find the head version's file ({head['sha256'][:12]})")
+    kept = stored[0].read_bytes()
     stored[0].unlink()
     msgs = {
         "export": _refused(lambda: c.predict(sid, api_name="/export")),
@@ -157,6 +158,8 @@ def probe_integrity(app: LiveApp, folder: Path) -> Probe:
     }
     c.predict(sid, api_name="/undo")
     msgs["redo"] = _refused(lambda: c.predict(sid, api_name="/redo"))
+    stored[0].write_bytes(kept)  # put back: the closing audit counts only what the app lost
+    stored[0].chmod(0o600)
     for name, msg in msgs.items():
         if not _clear(msg) or "FileNotFoundError" in str(msg):
             bad.append(f"{name} with the head's file deleted: {msg or 'accepted'}")

@@ -77,6 +77,12 @@ def check_turn_pixels(budget: TurnBudget, width: int, height: int) -> None:
     """
     if width * height > budget.pixels:
         raise QuotaError(
-            f"the image is {width}x{height} = {width * height / 1e6:.1f} megapixels; a turn here edits at most "
-            f"{budget.pixels / 1e6:.1f} megapixels ({budget.why}): nothing was stored; send a smaller or cropped image"
+            f"the image is {width}x{height} = {_mp(width * height)} megapixels; a turn here edits at most "
+            f"{_mp(budget.pixels)} megapixels ({budget.why}): nothing was stored; send a smaller or cropped image"
         )
+
+
+def _mp(pixels: int) -> str:
+    """Megapixels to one decimal (two significant digits below one: 0.02, never 0.0)."""
+    mp = pixels / 1e6
+    return f"{mp:.1f}" if mp >= 1 else f"{mp:.2g}"

@@ -158,3 +158,27 @@ def test_a_float_tiff_in_0_1_is_scaled_not_black(tmp_path: Path) -> None:
         assert rgb.shape == (8, 256, 3) and abs(float(rgb.mean()) - 127.5) < 1, name
         assert "floating-point" in (sample_note(path.read_bytes()) or ""), name
     assert to_uint8(np.array([np.nan, 2.0, 4.0])).tolist() == [0, 128, 255]  # above 1: scaled by the largest value
+
+
+def test_the_page_upload_of_an_image_over_the_turn_budget_is_refused_and_not_stored(tmp_path: Path) -> None:
+    """The page stores its uploads before any turn: one that no turn could edit is refused there, naming the budget."""
+    from PIL import Image
+
+    from costa.config import Settings
+    from costa.services import Services
+    from costa.session import SessionCore
+    from costa.store import Store
+
+    core = SessionCore(Services(Settings(home=tmp_path / "home", turn_megapixels=0.01)), Store(tmp_path / "store"))
+    try:
+        sid = core.new_session(None).id
+        big, small = tmp_path / "big.png", tmp_path / "small.png"
+        Image.new("RGB", (200, 100), (90, 90, 90)).save(big)  # 0.02 MP
+        Image.new("RGB", (80, 50), (90, 90, 90)).save(small)
+        with pytest.raises(QuotaError, match=r"0\.02 megapixels; a turn here edits at most 0\.01 megapixels"):
+            core.upload(sid, None, big)
+        assert core.store.versions(sid) == []
+        core.upload(sid, None, small)
+        assert len(core.store.versions(sid)) == 1
+    finally:
+        core.close()

@@ -234,6 +234,8 @@ class SessionCore:
         """Validate an uploaded file and make it the current version (undo returns to the previous one)."""
         session = self.store.session(session_id, owner)
         up = self.read_upload(path, name)
+        h, w = up.image.shape[:2]
+        check_turn_pixels(turn_budget(self.settings, h * w), w, h)  # an image no turn could edit is not kept
         with self.writing(session.id):
             head = self.store.session(session.id, owner).head
             version = self.store.add_upload(session.id, up.image, up.label, up.source, head)

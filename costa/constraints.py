@@ -65,7 +65,8 @@ def _click_slack_px(shape: tuple[int, int]) -> int:
     return max(3, round(0.01 * min(shape)))
 
 
-def _grown(box: Box, shape: tuple[int, int]) -> np.ndarray:
+def grown_box(box: Box, shape: tuple[int, int]) -> np.ndarray:
+    """Bool (H, W): `box` grown by the slack a region may reach beyond a user's box (`_slack_px`)."""
     h, w = shape
     s = _slack_px(box)
     out = np.zeros(shape, bool)
@@ -101,7 +102,7 @@ def pointing_problem(region: np.ndarray, pointed: Any, is_box: bool = False) -> 
     for b in getattr(pointed, "boxes", ()):
         if b.label in (CLICK_LABEL, CLICKS_LABEL):
             continue  # derived from clicks: the clicks themselves are the constraint
-        inside = float((region & _grown(b, shape)).sum()) / area
+        inside = float((region & grown_box(b, shape)).sum()) / area
         if inside < WITHIN_SHARE:
             what = "the brush's extent" if b.label == BRUSH_LABEL else f"your box {b.x},{b.y},{b.w},{b.h}"
             return f"only {inside:.0%} of it lies within {what}"
@@ -129,7 +130,7 @@ def pointing_problem(region: np.ndarray, pointed: Any, is_box: bool = False) -> 
     positive = [p for p in points if p.positive]
     if positive and not any(_covers_point(region, p, is_box) for p in positive):
         clicks_box = next((b for b in getattr(pointed, "boxes", ()) if b.label == CLICKS_LABEL), None)
-        within = clicks_box is not None and float((region & _grown(clicks_box, shape)).sum()) / area >= WITHIN_SHARE
+        within = clicks_box is not None and float((region & grown_box(clicks_box, shape)).sum()) / area >= WITHIN_SHARE
         if not within:
             where = "; ".join(f"{p.x},{p.y}" for p in positive)
             return f"it holds none of your clicks ({where})" if len(positive) > 1 else f"it misses your click {where}"

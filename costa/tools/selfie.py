@@ -137,7 +137,7 @@ def _pointed_pieces(
     reaching a little past a tight box is kept rather than refused whole (a box around the astronaut once kept a
     2 % speck instead). Then the pieces `costa.constraints.pointing_problem` accepts (the click on it, the box
     spanned, the brush agreed with). None left: `GroundingError`, so the search tries another grounder."""
-    from costa.constraints import BRUSH_LABEL, CLICK_LABEL, CLICKS_LABEL, pointing_problem
+    from costa.constraints import BRUSH_LABEL, CLICK_LABEL, CLICKS_LABEL, grown_box, pointing_problem
 
     pointed = state.artifacts.get("pointed")
     if pointed is None or not (pointed.points or pointed.boxes or pointed.masks):
@@ -146,8 +146,7 @@ def _pointed_pieces(
     if typed:
         inside = np.zeros(state.image.shape[:2], bool)
         for b in typed:
-            slack = max(4, round(0.05 * max(b.w, b.h)))
-            inside[max(0, b.y - slack) : b.y2 + slack, max(0, b.x - slack) : b.x2 + slack] = True
+            inside |= grown_box(b, inside.shape)
         pieces = [(piece & inside, score) for piece, score in pieces if (piece & inside).any()]
     agree = [(piece, score) for piece, score in pieces if pointing_problem(piece, pointed) is None]
     if not agree:

@@ -146,7 +146,7 @@ def _pointed_pieces(
     if typed:
         inside = np.zeros(state.image.shape[:2], bool)
         for b in typed:
-            inside |= grown_box(b, inside.shape)
+            inside |= grown_box(b, (state.height, state.width))
         pieces = [(piece & inside, score) for piece, score in pieces if (piece & inside).any()]
     agree = [(piece, score) for piece, score in pieces if pointing_problem(piece, pointed) is None]
     if not agree:

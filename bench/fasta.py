@@ -36,7 +36,7 @@ import numpy as np
 
 from costa.agent import TurnEnv, run_turn
 from costa.checks import CheckContext
-from costa.events import Fallback, RuleHit, SubtaskDone, ToolFinished, TurnDone
+from costa.events import Fallback, RuleHit, SubtaskDone, SubtaskProposed, ToolFinished, TurnDone
 from costa.graph import StepNode
 from costa.search import Outcome
 from costa.services import Estimates, Services
@@ -204,7 +204,7 @@ def run_mode_task(
     cls = cast(type[_ReplayBase], env.runtime.executor_class if env.runtime is not None else env.executor_class)
     t0, inside0 = time.perf_counter(), cls.inside[0]
     for ev in run_turn(services, task.image, plan, TurnConfig(alpha, mode=mode, reflect=False), region, env=env):
-        if isinstance(ev, SubtaskDone):
+        if isinstance(ev, SubtaskDone | SubtaskProposed):  # a proposal passed its checks too: judged the same way
             done[ev.subtask_id] = (ev.result, ev.image)
             quality[ev.subtask_id] = ev.quality
             fast += ev.subtask_id in hit

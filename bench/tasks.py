@@ -42,7 +42,7 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
     """Plan `task` with the rule planner, run it (with the object's box as the user's box), verify each subtask."""
     from costa.agent import run_turn
     from costa.errors import CostaError
-    from costa.events import SubtaskDone, ToolFailed, ToolFinished, TurnDone
+    from costa.events import SubtaskDone, SubtaskProposed, ToolFailed, ToolFinished, TurnDone
     from costa.planner import plan_with_rules
     from costa.turn.records import TurnConfig, UserRegion
 
@@ -53,7 +53,8 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
         verdicts = tuple(SubtaskVerdict(x.kind, x.clause, False, "not planned") for x in task.expected)
         return TaskResult(task.index, task.instruction, task.family, verdicts, 0.0, 0, f"planning failed: {e}")
     region = UserRegion(boxes=(task.box,)) if task.box is not None else None
-    done: dict[str, SubtaskDone] = {}
+    # a proposal passed its checks too (the real-photo calibration could not vouch for it): judged like a done one
+    done: dict[str, SubtaskDone | SubtaskProposed] = {}
     turn: TurnDone | None = None
     passed: set[str] = set()  # subtasks whose final step passed its check on some path
     failed: dict[str, str] = {}  # subtask id → the last failure of a final step
@@ -63,7 +64,7 @@ def run_task(services: Any, task: SyntheticTask, alpha: float | None = None) -> 
         for ev in run_turn(services, task.image, plan, TurnConfig(alpha=alpha), region):
             if ev.kind == "reflection_retry":
                 retries += 1
-            if isinstance(ev, SubtaskDone):
+            if isinstance(ev, SubtaskDone | SubtaskProposed):
                 done[ev.subtask_id] = ev
             elif isinstance(ev, TurnDone):
                 turn = ev

@@ -2,7 +2,8 @@
 
 Exit codes: 0 done; 2 bad input or nothing could be done (no output written); 3 partly done (output written, some
 subtasks skipped or failed — the message says which); 4 a target was found but not verified (e.g. only the colour of
-"the red car" matched): nothing written unless `--accept-unverified`.
+"the red car" matched), or a result passed its checks where costa's real-photo evidence cannot vouch for them (a
+proposal; the message names the context): nothing written unless `--accept-unverified`.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--accept-unverified",
         action="store_true",
-        help="edit a target that was found but not verified (e.g. only its colour matched), or keep the best attempt "
-        "when reflection doubts the target, instead of exiting 4",
+        help="edit a target that was found but not verified (e.g. only its colour matched), keep the best attempt "
+        "when reflection doubts the target, or write a proposal (a result costa cannot vouch for on real-photo "
+        "evidence), instead of exiting 4",
     )
     e.add_argument(
         "--mode",

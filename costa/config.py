@@ -140,6 +140,8 @@ class Settings:
     reflection_table: another reflection table instead of tool_tables/reflection.yaml (COSTA_REFLECTION_TABLE).
     reflection_votes: another votes table instead of tool_tables/reflection_votes.csv (COSTA_REFLECTION_VOTES):
         which experts' dimensions vote, per subtask kind, from their AUC on real photos.
+    calibration_table: another real-photo calibration table instead of tool_tables/calibration.csv
+        (COSTA_CALIBRATION_TABLE): which passed steps costa may call verified done (`costa.calibration`).
     image_edit_model: the images model of the endpoint used for masked edits through `/v1/images/edits`
         (COSTA_IMAGE_EDIT_MODEL, e.g. gpt-image-1 or dall-e-2); unset = the image edit API tools are unavailable.
     image_edit_size: the size "WxH" in pixels the images endpoint accepts and returns (COSTA_IMAGE_EDIT_SIZE,
@@ -185,6 +187,7 @@ class Settings:
     reflect_models: tuple[str, ...] = ()
     reflection_table: Path | None = None
     reflection_votes: Path | None = None
+    calibration_table: Path | None = None
     image_edit_model: str | None = None
     image_edit_size: str = "1024x1024"
     image_edit_price: float | None = None
@@ -232,6 +235,7 @@ class Settings:
             reflect_models=_models(env, "COSTA_REFLECT_MODELS"),
             reflection_table=Path(table).expanduser() if (table := env.get("COSTA_REFLECTION_TABLE")) else None,
             reflection_votes=Path(votes).expanduser() if (votes := env.get("COSTA_REFLECTION_VOTES")) else None,
+            calibration_table=Path(cal).expanduser() if (cal := env.get("COSTA_CALIBRATION_TABLE")) else None,
             image_edit_model=env.get("COSTA_IMAGE_EDIT_MODEL") or None,
             image_edit_size=(env.get("COSTA_IMAGE_EDIT_SIZE") or "1024x1024").strip().lower(),
             image_edit_price=_optional_float(env, "COSTA_IMAGE_EDIT_PRICE"),

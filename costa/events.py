@@ -169,6 +169,27 @@ class SubtaskDone(Event):
 
 
 @dataclass(frozen=True)
+class SubtaskProposed(Event):
+    """A subtask passed its checks but costa cannot vouch for it: the real-photo calibration has too little evidence,
+    or too poor a record, for its context (`costa.calibration`). The result exists and the user decides; it is not
+    done and, in a session, not a new version until accepted.
+
+    `reason` is the calibration's one sentence; `context` the `StepContext` as (kind, tool, content, region size,
+    pointing); `region` the bool (H, W) mask the step consumed (None for a whole-image step).
+    """
+
+    subtask_id: str
+    subtask_kind: str
+    tools: tuple[str, ...]
+    quality: float
+    result: str = ""
+    image: Any = None  # np.ndarray image right after this subtask when it edits the image
+    reason: str = ""
+    context: tuple[str, ...] = ()
+    region: Any = None
+
+
+@dataclass(frozen=True)
 class TurnDone(Event):
     seconds: float  # wall seconds for the whole turn
     tool_seconds: float
@@ -179,6 +200,7 @@ class TurnDone(Event):
     ok: bool = True  # every planned subtask was done and passed its checks
     skipped: dict[str, str] = field(default_factory=dict)  # subtask id -> why it could not run
     unverified: dict[str, str] = field(default_factory=dict)  # subtask id -> what of its target was not verified
+    proposed: dict[str, str] = field(default_factory=dict)  # subtask id -> why costa cannot vouch for its result
 
 
 @dataclass(frozen=True)

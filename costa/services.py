@@ -71,6 +71,7 @@ class Services:
         #: Runs each tool call; in-process by default, the seam for serving GPU tools elsewhere (README).
         self.runner: ToolRunner = InProcessRunner()
         self._reader: Any = None
+        self._calibration: Any = None
         self._lock = threading.RLock()
 
     @property
@@ -82,6 +83,17 @@ class Services:
 
                 self._reader = RapidOcrReader()
             return self._reader
+
+    @property
+    def calibration(self) -> Any:
+        """The real-photo calibration (`costa.calibration.Calibration`) of COSTA_CALIBRATION_TABLE, else the shipped
+        `tool_tables/calibration.csv`; read on first use. Raises `TableError` naming a missing or malformed file."""
+        with self._lock:
+            if self._calibration is None:
+                from costa.calibration import load_calibration
+
+                self._calibration = load_calibration(self.settings.calibration_table)
+            return self._calibration
 
     def tool(self, tool_id: str) -> Tool:
         """The tool instance for `tool_id`, created once."""

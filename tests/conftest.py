@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from costa.testing.calibration import fake_table
+
 SHARED_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,6 +26,11 @@ if "COSTA_REFLECTION_VOTES" not in os.environ:
     _FAKE_VOTES = Path(tempfile.mkdtemp(prefix="costa-fake-votes-")) / "reflection_votes.csv"
     os.environ["COSTA_REFLECTION_VOTES"] = str(write_fake_votes(_FAKE_VOTES))
 
+
+# Every test runs with the FAKE calibration table (costa/testing/calibration.py): it vouches for the synthetic scenes'
+# contexts, which the real table (real-photo evidence) does not. Subprocesses (the CLI, app.py) inherit the setting;
+# tests of the real ending set COSTA_CALIBRATION_TABLE to costa.calibration.CALIBRATION_FILE themselves.
+os.environ["COSTA_CALIBRATION_TABLE"] = str(fake_table())
 
 NEURAL_MODULES = ("torch", "diffusers", "transformers")
 

@@ -20,6 +20,7 @@ from costa.services import Services
 from costa.session import SessionCore as Workspace
 from costa.store import Store
 from costa.tables import BENCHMARK_FILE, SUBTASKS_FILE, TABLES_DIR, TOOLS_FILE, load_tables
+from costa.testing.calibration import fake_table
 from costa.turn.records import UserRegion
 
 INSTRUCTION = "make it brighter and upscale it 2x"
@@ -51,7 +52,7 @@ def test_alpha_zero_and_two_choose_different_upscalers(tmp_path: Path) -> None:
         tmp_path,
         {("realesrgan", "image_upscaling"): (0.37, 0.95), ("lanczos_upscale", "image_upscaling"): (0.004, 0.85)},
     )
-    services = Services(Settings(home=tmp_path / "home"), tables=tables)
+    services = Services(Settings(calibration_table=fake_table(), home=tmp_path / "home"), tables=tables)
     if not services.is_ready_fn()("realesrgan"):
         pytest.skip(f"realesrgan is not ready here: {services.why_not('realesrgan')}")
     ws = Workspace(services, Store(tmp_path / "store"))
@@ -75,7 +76,7 @@ def test_a_table_without_a_trade_off_gives_one_choice(tmp_path: Path) -> None:
         tmp_path,
         {("realesrgan", "image_upscaling"): (0.37, 0.85), ("lanczos_upscale", "image_upscaling"): (0.004, 0.9)},
     )
-    services = Services(Settings(home=tmp_path / "home"), tables=tables)
+    services = Services(Settings(calibration_table=fake_table(), home=tmp_path / "home"), tables=tables)
     ws = Workspace(services, Store(tmp_path / "store"))
     try:
         preds = ws.previews.predict(plan_with_rules(INSTRUCTION), UserRegion(), [0.0, 2.0])

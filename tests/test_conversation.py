@@ -16,6 +16,7 @@ from costa.services import Services
 from costa.session import SessionCore
 from costa.session.conversation import HistoryCommand, parse_command
 from costa.store import Store
+from costa.testing.calibration import fake_table
 from tests.test_session_core import finish, new_session_with, run
 
 
@@ -120,7 +121,9 @@ def discs(tmp_path: Path) -> tuple[SessionCore, str, np.ndarray]:
     img[(yy - 60) ** 2 + (xx - 50) ** 2 < 25**2] = (200, 30, 30)
     img[(yy - 60) ** 2 + (xx - 115) ** 2 < 20**2] = (30, 160, 40)
     Image.fromarray(img).save(tmp_path / "discs.png")
-    ws = SessionCore(Services(Settings(home=tmp_path, reflect=False)), Store(tmp_path / "store"))
+    ws = SessionCore(
+        Services(Settings(calibration_table=fake_table(), home=tmp_path, reflect=False)), Store(tmp_path / "store")
+    )
     sid = new_session_with(ws, tmp_path / "discs.png")
     yield ws, sid, img
     ws.close()

@@ -16,6 +16,7 @@ from PIL import Image
 
 from costa.errors import ToolError
 from costa.masks import dilate_mask
+from costa.testing.calibration import fake_table
 from costa.types import EditState, Mask, Subtask
 from tests.fake_openai import FakeOpenAI, error, image_edit
 
@@ -47,6 +48,7 @@ def _env(fake: FakeOpenAI, home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "COSTA_"))}
     return {
         **env,
+        "COSTA_CALIBRATION_TABLE": str(fake_table()),  # the suite's FAKE table (conftest): synthetic scenes
         "OPENAI_BASE_URL": fake.base_url,
         "COSTA_IMAGE_EDIT_MODEL": "fake-image-model",
         "COSTA_IMAGE_EDIT_SIZE": f"{SIZE[0]}x{SIZE[1]}",
@@ -210,6 +212,7 @@ def test_wide_endpoint_size_and_small_images(monkeypatch) -> None:
 
 def test_doctor_lines(tmp_path: Path) -> None:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "COSTA_"))}
+    base["COSTA_CALIBRATION_TABLE"] = str(fake_table())
     base["COSTA_HOME"] = str(tmp_path)
 
     def doctor(**env: str) -> str:

@@ -2,7 +2,8 @@
 Stop, acceptance and memo, because every mode's search phase ends in the one shared ending (`costa.turn.ending`).
 
 Each test runs once per mode (lazy, eager, fast–slow) on real tools and generated images; the CLI ones as a
-subprocess, as a user runs them.
+subprocess, as a user runs them. The suite's FAKE calibration table (conftest) vouches for the synthetic scenes; the
+proposal tests run a real photo (scikit-image's astronaut) against the REAL table, tool_tables/calibration.csv.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import pytest
 import yaml
 
 from costa.agent import TurnEnv, run_turn
+from costa.calibration import CALIBRATION_FILE, StepContext, load_calibration
 from costa.config import Settings
 from costa.events import (
     Reflection,
     ReflectionKept,
     ReflectionRetry,
     SubtaskDone,
+    SubtaskProposed,
     TargetUnverified,
     ToolFinished,
     TurnDone,
@@ -35,6 +38,7 @@ from costa.services import Services
 from costa.store import Store
 from costa.subroutines.rules import Rule
 from costa.subroutines.runtime import FastSlowRuntime
+from costa.testing.calibration import fake_table
 from costa.turn.records import MODES, TurnConfig, UserRegion
 from costa.types import Box
 
@@ -62,12 +66,14 @@ def _ball() -> tuple[np.ndarray, UserRegion]:
 def _turn(tmp_path: Path, mode: str, instruction: str, **kw: object) -> list:
     """One turn in `mode` on the disc, or with `ball` on the ball photo clicked (a fresh fast–slow runtime on its
     own store)."""
-    settings = kw.pop("settings", None) or Settings(home=tmp_path)
+    settings = kw.pop("settings", None) or Settings(calibration_table=fake_table(), home=tmp_path)
     services = Services(settings)  # type: ignore[arg-type]
     image, box = _disc()
     region = UserRegion(boxes=(box,)) if kw.pop("box", False) else None
     if kw.pop("ball", False):
         image, region = _ball()
+    if "photo" in kw:
+        image, region = kw.pop("photo")  # type: ignore[misc]
     runtime = FastSlowRuntime.from_services(services, Store(tmp_path / "store"), induce=False)
     if "rules" in kw:  # fast–slow with these rules instead of the shipped ones
         runtime = FastSlowRuntime(services, runtime.log, tuple(kw.pop("rules")), estimates=runtime.estimates)  # type: ignore[arg-type]
@@ -135,7 +141,7 @@ def test_reflection_retries_replay_what_already_ran_at_no_cost_in_every_mode(tmp
     table = tmp_path / "reflection.yaml"
     table.write_text(yaml.safe_dump(data))
     votes = Path(os.environ["COSTA_REFLECTION_VOTES"])  # the FAKE all-voting table (conftest): the retry mechanics
-    settings = Settings(home=tmp_path, reflection_table=table, reflection_votes=votes)
+    settings = Settings(calibration_table=fake_table(), home=tmp_path, reflection_table=table, reflection_votes=votes)
     hsv = Rule("hsv", "object_recoloration", ("box_mask", "recolor_hsv"), seconds=0.01, quality=0.9)
     events = _turn(tmp_path, mode, "make the ball blue", ball=True, reflect=True, settings=settings, rules=(hsv,))
     finished = [e for e in events if isinstance(e, ToolFinished)]
@@ -158,13 +164,15 @@ def test_a_stopped_turn_ends_stopped_with_nothing_done_in_every_mode(tmp_path: P
     assert isinstance(events[-1], TurnDone) and not events[-1].ok and events[-1].image is None
 
 
-def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _cli(tmp_path: Path, *args: str, photo: np.ndarray | None = None) -> subprocess.CompletedProcess[str]:
     from PIL import Image
 
-    image, _ = _disc()
+    image = _disc()[0] if photo is None else photo
     src = tmp_path / "disc.png"
     Image.fromarray(image).save(src)
     env = {**os.environ, "COSTA_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)}
+    if photo is not None:
+        env["COSTA_CALIBRATION_TABLE"] = str(CALIBRATION_FILE)  # a real photo: the REAL table judges it
     env.pop("OPENAI_BASE_URL", None)
     cmd = [sys.executable, "-m", "costa", "edit", str(src), *args]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -184,3 +192,77 @@ def test_the_cli_exits_the_same_way_in_every_mode(tmp_path: Path, mode: str) -> 
     assert r.returncode == 0 and out.exists(), r.stdout + r.stderr
     kinds = [json.loads(line)["kind"] for line in events.read_text().splitlines()]
     assert "reflection" in kinds and "reflection_kept" in kinds and kinds[-1] == "turn_done"
+
+
+# ------------------------------------------------------------------------- proposals: the REAL calibration table
+
+#: The astronaut's flag (top left of scikit-image's astronaut) boxed, for "make the flag blue".
+FLAG_BOX = Box(0, 0, 120, 180)
+
+
+def _astronaut() -> np.ndarray:
+    from skimage import data
+
+    return np.ascontiguousarray(data.astronaut())
+
+
+def _real(tmp_path: Path) -> Settings:
+    return Settings(home=tmp_path, calibration_table=CALIBRATION_FILE)
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_a_recolouring_of_a_real_photo_ends_proposed_in_every_mode(tmp_path: Path, mode: str) -> None:
+    """The REAL table has 4 real box-pointed recolourings of medium regions with recolor_lab (1 right): far from the
+    20 cases a context needs, so the recolouring passes its checks but is not done — it is proposed, with the
+    result, the region it changed and the table's reason, and the turn is not ok."""
+    photo = _astronaut()
+    events = _turn(
+        tmp_path, mode, "make the flag blue", settings=_real(tmp_path), photo=(photo, UserRegion((FLAG_BOX,)))
+    )
+    (prop,) = [e for e in events if isinstance(e, SubtaskProposed)]
+    assert not [e for e in events if isinstance(e, SubtaskDone)]
+    assert prop.context == ("object_recoloration", "recolor_lab", "photo", "medium", "box")
+    assert prop.reason == load_calibration(CALIBRATION_FILE).vouch(StepContext(*prop.context)).reason
+    assert "too little real-photo evidence for recolor_lab" in prop.reason and "(needs 20)" in prop.reason
+    assert prop.region is not None and prop.region.any() and not prop.region[:, 130:].any()  # inside the box
+    changed = np.abs(prop.image.astype(int) - photo.astype(int)).sum(axis=2) > 30
+    assert changed[prop.region].mean() > 0.3 and not changed[:, 130:].any()  # the flag was recoloured, nothing else
+    done = events[-1]
+    assert isinstance(done, TurnDone) and not done.ok and done.proposed == {"s1": prop.reason}
+    assert done.image is not None and np.array_equal(done.image, prop.image)
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_a_global_adjustment_of_a_real_photo_is_verified_done_in_every_mode(tmp_path: Path, mode: str) -> None:
+    """global_adjust on photos with no pointing is the one context the REAL table vouches for (20 of 20 right)."""
+    events = _turn(tmp_path, mode, "Make the image brighter.", settings=_real(tmp_path), photo=(_astronaut(), None))
+    assert not [e for e in events if isinstance(e, SubtaskProposed)]
+    assert [(e.subtask_id, e.tools[-1]) for e in events if isinstance(e, SubtaskDone)] == [("s1", "global_adjust")]
+    assert events[-1].ok and events[-1].proposed == {}
+
+
+def test_accepting_a_proposal_reports_it_done_too(tmp_path: Path) -> None:
+    """--accept-unverified (TurnConfig.accept_unverified): the proposal is said, and then the subtask is done."""
+    photo = (_astronaut(), UserRegion((FLAG_BOX,)))
+    events = _turn(
+        tmp_path, "lazy", "make the flag blue", settings=_real(tmp_path), photo=photo, accept_unverified=True
+    )
+    kinds = [e.kind for e in events if isinstance(e, SubtaskProposed | SubtaskDone)]
+    assert kinds == ["subtask_proposed", "subtask_done"] and events[-1].ok and set(events[-1].proposed) == {"s1"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_the_cli_exits_4_on_a_proposal_in_every_mode(tmp_path: Path, mode: str) -> None:
+    """A real photo's recolouring: exit 4, nothing written, the message names the context the REAL table cannot
+    vouch for; with --accept-unverified the proposal is written (exit 0)."""
+    out = tmp_path / "out.png"
+    flag = ",".join(str(v) for v in (FLAG_BOX.x, FLAG_BOX.y, FLAG_BOX.w, FLAG_BOX.h))
+    args = ("make the flag blue", "-o", str(out), "--box", flag, "--mode", mode)
+    r = _cli(tmp_path, *args, photo=_astronaut())
+    assert r.returncode == 4 and not out.exists(), r.stdout + r.stderr
+    assert "costa cannot vouch for it" in r.stderr and "nothing was written" in r.stderr
+    assert "recolor_lab for object_recoloration on photos (medium region, box)" in r.stderr
+    r = _cli(tmp_path, *args, "--accept-unverified", photo=_astronaut())
+    assert r.returncode == 0 and out.exists(), r.stdout + r.stderr
+    assert "proposed, not verified (accepted)" in r.stdout

@@ -21,6 +21,7 @@ from costa.reflect.memory import SessionMemory, TurnRecord, record_from_row, rec
 from costa.reflect.protocol import ExpertJudgement, aggregate, load_protocol, parse_protocol
 from costa.services import Services
 from costa.store import Store, load_memory, save_memory
+from costa.testing.calibration import fake_table
 from costa.turn.records import TurnConfig, UserRegion
 from costa.types import Box, EditState, Subtask, ToolOutput
 from tests.fake_openai import FakeOpenAI, chat, error, slow
@@ -283,7 +284,8 @@ def _run(fake: FakeOpenAI, table: Path, monkeypatch: pytest.MonkeyPatch, timeout
     settings = Settings.from_env({"COSTA_HOME": str(table.parent), "OPENAI_BASE_URL": fake.base_url,
                                   "COSTA_LLM_MODEL": "fake-vlm", "COSTA_LLM_RETRIES": "0",
                                   "COSTA_LLM_TIMEOUT": str(timeout), "COSTA_REFLECTION_TABLE": str(table),
-                                  "COSTA_REFLECTION_VOTES": votes or os.environ["COSTA_REFLECTION_VOTES"]})  # fmt: skip
+                                  "COSTA_REFLECTION_VOTES": votes or os.environ["COSTA_REFLECTION_VOTES"],
+                                  "COSTA_CALIBRATION_TABLE": str(fake_table())})  # fmt: skip
     services = Services(settings)
     image, box = _scene()
     plan = plan_with_rules("Make the object blue.", services.tables.subtasks)
@@ -356,7 +358,8 @@ def test_slow_expert_times_out_without_holding_the_turn(tmp_path: Path, monkeypa
 
 
 def test_switch_off_runs_no_experts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    services = Services(Settings.from_env({"COSTA_HOME": str(tmp_path), "COSTA_REFLECT": "0"}))
+    env = {"COSTA_HOME": str(tmp_path), "COSTA_REFLECT": "0", "COSTA_CALIBRATION_TABLE": str(fake_table())}
+    services = Services(Settings.from_env(env))
     assert services.settings.reflect is False
     image, box = _scene()
     plan = plan_with_rules("Make the object blue.", services.tables.subtasks)
@@ -374,7 +377,7 @@ def test_session_memory_resolves_protects_and_persists(tmp_path: Path) -> None:
     from PIL import Image
 
     Image.fromarray(image).save(path)
-    settings = Settings(home=tmp_path)
+    settings = Settings(calibration_table=fake_table(), home=tmp_path)
     ws = SessionCore(Services(settings), Store(tmp_path / "store"))
     sid = new_session_with(ws, path)
     first = finish(run(ws, sid, None, "Make the object blue.", box=f"{box.x},{box.y},{box.w},{box.h}"))

@@ -20,6 +20,7 @@ from costa.config import Settings
 from costa.services import Services
 from costa.session import SessionCore, TurnOptions
 from costa.store import Store
+from costa.testing.calibration import fake_table
 from tests.text_helpers import Line, background, draw
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +80,7 @@ def test_session_that_does_not_exist_is_a_message(sale_png: Path, tmp_path: Path
 
 
 def test_bundle_rerun_commands_are_complete_and_shell_safe(sale_png: Path, tmp_path: Path) -> None:
-    core = SessionCore(Services(Settings(home=tmp_path / "home")))
+    core = SessionCore(Services(Settings(calibration_table=fake_table(), home=tmp_path / "home")))
     sid = core.new_session(None).id
     core.upload(sid, None, sale_png)
     hostile = REPLACE + ' $(touch PWNED-1) "; touch PWNED-2; "'
@@ -121,7 +122,7 @@ def test_bundle_rerun_commands_are_complete_and_shell_safe(sale_png: Path, tmp_p
 
 
 def test_scores_csv_has_no_session_id_and_readable_times(sale_png: Path, tmp_path: Path) -> None:
-    core = SessionCore(Services(Settings(home=tmp_path / "home")))
+    core = SessionCore(Services(Settings(calibration_table=fake_table(), home=tmp_path / "home")))
     sid = core.new_session(None).id
     core.upload(sid, None, sale_png)
     view = [v for v, _ in core.run(core.prepare(sid, None, REPLACE, TurnOptions()))][-1]

@@ -18,6 +18,7 @@ from costa.services import Services
 from costa.session import SessionCore, TurnOptions
 from costa.store import Store
 from costa.testing import hostile_files as bad_images
+from costa.testing.calibration import fake_table
 from tests.text_helpers import Line, background, draw
 from ui import render as R
 from ui.api import report
@@ -29,7 +30,7 @@ REPLACE = "replace the text 'SALE' with 'OPEN'"
 
 @pytest.fixture(scope="module")
 def services(tmp_path_factory: pytest.TempPathFactory) -> Services:
-    return Services(Settings(home=tmp_path_factory.mktemp("home"), max_upload_mb=1.0))
+    return Services(Settings(calibration_table=fake_table(), home=tmp_path_factory.mktemp("home"), max_upload_mb=1.0))
 
 
 @pytest.fixture
@@ -258,6 +259,7 @@ def test_building_the_page_never_sends_keys_or_passwords(tmp_path: Path) -> None
     from ui.app import build_ui
 
     settings = Settings(
+        calibration_table=fake_table(),
         home=tmp_path,
         openai_base_url="http://user:hunter2@localhost:9/v1?token=sk-QUERY",
         openai_api_key="sk-SECRET-123",
@@ -284,7 +286,12 @@ def test_llm_planner_calls_reach_the_chat_and_the_ledger(tmp_path: Path, sign: P
     with FakeOpenAI([chat(plan, prompt_tokens=900, completion_tokens=60)]) as fake:
         # Reflection off: its VLM experts would ask the fake too (their calls are tested in tests/test_reflect.py).
         settings = Settings(
-            home=tmp_path, openai_base_url=fake.base_url, llm_model="fake-model", llm_retries=0, reflect=False
+            calibration_table=fake_table(),
+            home=tmp_path,
+            openai_base_url=fake.base_url,
+            llm_model="fake-model",
+            llm_retries=0,
+            reflect=False,
         )
         ws = Workspace(Services(settings), Store(tmp_path / "store"))
         assert ws.uses_llm() and llm_line(settings.openai_base_url, "fake-model", True).startswith("LLM: fake-model at")

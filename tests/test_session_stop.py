@@ -19,6 +19,7 @@ from costa.session import SessionCore, TurnOptions
 from costa.store import Store
 from costa.tables import load_tables
 from costa.testing import slow_tools
+from costa.testing.calibration import fake_table
 from tests.text_helpers import Line, background, draw
 
 REPLACE = "replace the text 'SALE' with 'OPEN'"
@@ -99,7 +100,7 @@ def test_tool_errors_and_results_pass_through_the_worker() -> None:
 def slow_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("COSTA_FAKE_TOOL_SECONDS", str(TOOL_SECONDS))
     tables = load_tables(slow_tools.slow_tables(tmp_path / "tables"))
-    services = Services(Settings(home=tmp_path / "home", reflect=False), tables)
+    services = Services(Settings(calibration_table=fake_table(), home=tmp_path / "home", reflect=False), tables)
     core = SessionCore(services, Store(tmp_path / "store"))
     yield core
     core.close()
@@ -254,7 +255,12 @@ SLOW_REPLY = 20.0  # how long the fake endpoint takes to answer a slow request, 
 
 def _llm_core(tmp_path: Path, url: str, reflect: bool) -> SessionCore:
     settings = Settings(
-        home=tmp_path / "home", openai_base_url=url, llm_model="fake-model", llm_retries=0, reflect=reflect
+        calibration_table=fake_table(),
+        home=tmp_path / "home",
+        openai_base_url=url,
+        llm_model="fake-model",
+        llm_retries=0,
+        reflect=reflect,
     )
     return SessionCore(Services(settings, load_tables()), Store(tmp_path / "store"))
 

@@ -21,6 +21,7 @@ from costa.errors import StorageError
 from costa.services import Services
 from costa.session import SessionCore
 from costa.store import Store
+from costa.testing.calibration import fake_table
 from costa.testing.tinyfs import can_mount, set_read_only, tiny_disk
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +45,7 @@ def filled(home: Path, n: int = 3) -> list[Path]:
 
 
 def start_app_core(home: Path) -> dict[str, int]:
-    core = SessionCore(Services(Settings(home=home)))
+    core = SessionCore(Services(Settings(calibration_table=fake_table(), home=home)))
     try:
         return core.start()
     finally:

@@ -30,6 +30,7 @@ from costa.subroutines.rules import Condition, Rule, RuleTable, diff_tables, loa
 from costa.subroutines.runtime import FastSlowRuntime
 from costa.subroutines.verification import SampleResult, refine, verify
 from costa.tables import load_tables
+from costa.testing.calibration import fake_table
 from costa.turn.executor import StepExecutor
 from costa.turn.records import TurnConfig
 from costa.types import Box, Plan, Subtask
@@ -138,7 +139,7 @@ def test_estimates_persist_across_processes_per_machine_kind(tmp_path: Path, tab
 
 def test_induction_runs_once_per_k_tasks_and_the_count_persists(tmp_path: Path) -> None:
     calls: list[int] = []
-    services = Services(Settings(home=tmp_path))
+    services = Services(Settings(calibration_table=fake_table(), home=tmp_path))
     rt = FastSlowRuntime(services, ObservationLog(Store(tmp_path)), induce=lambda n, r: calls.append(n))
     for _ in range(25):
         rt.task_done()
@@ -310,7 +311,7 @@ def _run(services, image, plan, runtime, box):
 
 def test_fast_rule_serves_and_a_failing_rule_falls_back_with_its_reason(tmp_path: Path) -> None:
     scene = _object_scene()
-    services = Services(Settings(home=tmp_path))
+    services = Services(Settings(calibration_table=fake_table(), home=tmp_path))
     store = Store(tmp_path)
     runtime = FastSlowRuntime.from_services(services, store, induce=False)
     box = Box(scene.box.x - 4, scene.box.y - 4, scene.box.w + 8, scene.box.h + 8)
@@ -355,7 +356,7 @@ def test_a_rule_step_with_no_alternative_path_runs_its_retries_itself(tmp_path: 
             out = super().__call__(node, parent, attempt)
             return replace(out, quality=0.5) if node.tool == "global_adjust" and attempt == 0 else out
 
-    services = Services(Settings(home=tmp_path))
+    services = Services(Settings(calibration_table=fake_table(), home=tmp_path))
     runtime = FastSlowRuntime.from_services(services, Store(tmp_path), induce=False)
     runtime.executor_class = FirstAttemptFails
     plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
@@ -377,7 +378,7 @@ def test_a_rule_step_with_no_alternative_path_runs_its_retries_itself(tmp_path: 
 def test_a_stopped_rule_step_neither_falls_back_nor_teaches(tmp_path: Path) -> None:
     from costa.models.control import TurnControl
 
-    services = Services(Settings(home=tmp_path))
+    services = Services(Settings(calibration_table=fake_table(), home=tmp_path))
     store = Store(tmp_path)
     runtime = FastSlowRuntime.from_services(services, store, induce=False)
     control = TurnControl()
@@ -399,7 +400,7 @@ def test_run_turn_mode_switch_and_cli_rules(tmp_path: Path, monkeypatch: pytest.
     from costa.turn.records import TurnConfig
 
     monkeypatch.setenv("COSTA_HOME", str(tmp_path))
-    services = Services(Settings(home=tmp_path))
+    services = Services(Settings(calibration_table=fake_table(), home=tmp_path))
     image = np.full((64, 80, 3), 90, np.uint8)
     plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
     events = list(run_turn(services, image, plan, TurnConfig(mode="fast-slow")))
@@ -443,7 +444,13 @@ def test_vlm_labels_reach_the_traces_when_an_endpoint_is_configured(tmp_path: Pa
 
     labels = {"object_size": "small", "background": "uniform", "text_on_flat_background": "no", "target_occluded": "no"}
     with FakeOpenAI([chat(labels)]) as fake:
-        settings = Settings(home=tmp_path, openai_base_url=fake.base_url, llm_model="fake-model", llm_retries=0)
+        settings = Settings(
+            calibration_table=fake_table(),
+            home=tmp_path,
+            openai_base_url=fake.base_url,
+            llm_model="fake-model",
+            llm_retries=0,
+        )
         services = Services(settings)
         runtime = FastSlowRuntime.from_services(services, Store(tmp_path), induce=False)
         plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="brighter"),))
@@ -460,7 +467,7 @@ def test_the_page_runs_fast_slow_turns_and_the_chat_names_the_rule(tmp_path: Pat
     from ui.render import chat_messages
 
     assert "fast-slow" in MODES
-    ws = SessionCore(Services(Settings(home=tmp_path)), Store(tmp_path / "store"))
+    ws = SessionCore(Services(Settings(calibration_table=fake_table(), home=tmp_path)), Store(tmp_path / "store"))
     try:
         path = tmp_path / "grey.png"
         Image.fromarray(np.full((48, 64, 3), 90, np.uint8)).save(path)

@@ -14,6 +14,7 @@ from costa.config import Settings
 from costa.services import Services
 from costa.session import SessionCore, TurnOptions
 from costa.store import Store
+from costa.testing.calibration import fake_table
 from tests.app_server import AppServer
 from ui import render as R
 from ui import targets_view as TV
@@ -52,7 +53,7 @@ def test_the_red_car_on_a_cat_is_shown_as_an_unverified_candidate(app_server: Ap
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
-    w = Workspace(Services(Settings(home=tmp_path / "home")), Store(tmp_path / "store"))
+    w = Workspace(Services(Settings(calibration_table=fake_table(), home=tmp_path / "home")), Store(tmp_path / "store"))
     yield w
     w.close()
 

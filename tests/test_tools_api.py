@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from costa.errors import ToolError
+from costa.testing.calibration import fake_table
 from costa.types import Box, EditState, Subtask, TextRegion
 from tests.fake_openai import FakeOpenAI, chat, error
 
@@ -105,7 +106,12 @@ def test_a_tools_llm_call_is_in_the_turns_ledger_and_record(tmp_path, monkeypatc
     replies = [chat(plan, prompt_tokens=100, completion_tokens=20), chat({"caption": "A grey square."}, 10, 2)]
     with FakeOpenAI(replies) as fake:
         settings = Settings(
-            home=tmp_path / "home", openai_base_url=fake.base_url, llm_model="fake-model", llm_retries=0, reflect=False
+            calibration_table=fake_table(),
+            home=tmp_path / "home",
+            openai_base_url=fake.base_url,
+            llm_model="fake-model",
+            llm_retries=0,
+            reflect=False,
         )
         core = SessionCore(Services(settings), Store(tmp_path / "store"))
         try:

@@ -15,6 +15,7 @@ from costa.errors import GroundingError, InputError, ToolError, ToolUnavailableE
 from costa.imagestats import blur_sigma, clipped_share, lab_stats, noise_sigma, psnr, seam_jump
 from costa.synthetic.scenes import make_object_scene, make_text_scene
 from costa.tables import load_tables
+from costa.testing.calibration import fake_table
 from costa.tools import tool_class
 from costa.tools.adjust import Adjustment, parse_adjustment
 from costa.tools.base import Tool
@@ -47,7 +48,7 @@ CTX = CheckContext(reader=_NoReader())
 
 def make_tool(tool_id: str, max_pixels: int = 40_000_000) -> Tool:
     tool = tool_class(load_tables().tools[tool_id])(load_tables().tools[tool_id])
-    tool.settings = Settings(home=None, max_pixels=max_pixels)  # type: ignore[arg-type]
+    tool.settings = Settings(calibration_table=fake_table(), home=None, max_pixels=max_pixels)  # type: ignore[arg-type]
     return tool
 
 
@@ -433,7 +434,7 @@ def test_psnr_and_seam_helpers() -> None:
 def test_services_hand_their_settings_to_tools_and_doctor_names_what_planned_tools_need(tmp_path) -> None:
     from costa.services import Services
 
-    services = Services(settings=Settings(home=tmp_path, max_pixels=5_000))
+    services = Services(settings=Settings(calibration_table=fake_table(), home=tmp_path, max_pixels=5_000))
     tool = services.tool("lanczos_upscale")
     assert tool.current_settings().max_pixels == 5_000
     with pytest.raises(ToolError, match="5,000"):

@@ -1,5 +1,5 @@
 """Named API endpoints for `gradio_client` (and MCP when enabled): new_session, edit, history, undo, redo, branch,
-score, export, scores_csv, stop.
+accept, discard, score, export, scores_csv, stop.
 
 They run on hidden components so files travel as files (uploads in, PNG/zip downloads out) and share the page's
 workspace: an API client and a browser with the same session id see the same history. Every call names its session
@@ -45,6 +45,7 @@ def report(view: TurnView, session_id: str, notes: tuple[str, ...] = ()) -> dict
                 "quality": done[s.id].quality if s.id in done else None,
                 "answer_verified": s.kind not in view.unreferenced,  # False: only the answer's form was checked
                 "result": done[s.id].result if s.id in done else "",
+                "proposed": view.proposed[s.id].reason if s.id in view.proposed else "",
                 "why_not": view.unavailable.get(s.id, ""),
                 "needs_pointing": s.id in view.needs_pointing,
                 "panels": [
@@ -68,10 +69,43 @@ def report(view: TurnView, session_id: str, notes: tuple[str, ...] = ()) -> dict
         ],
         "totals": view.totals(),
         "targets": targets_report(view),
+        # status "proposed": passed its checks, but costa cannot vouch for it (`/accept` or `/discard` decides)
+        "proposal": proposal_report(view),
         "message": R.final_text(view),
         "log": R.log_lines(view),
         "notes": list(notes),
     }
+
+
+def proposal_report(view: TurnView) -> dict[str, Any] | None:
+    """The turn's pending proposal for API clients (None when the turn proposed nothing)."""
+    if not view.proposed:
+        return None
+    return {
+        "id": view.proposal_id,
+        "subtasks": [
+            {"id": sid, "reason": ev.reason, "context": dict(zip(CONTEXT_FIELDS, ev.context, strict=False))}
+            for sid, ev in view.proposed.items()
+        ],
+    }
+
+
+def decided_report(core: SessionCore, session_id: str, owner: str | None, decided: Any) -> dict[str, Any]:
+    """What `/accept` or `/discard` did, with the session's history."""
+    return {
+        **core.versions.summary(session_id, owner),
+        "decided": {
+            "proposal_id": decided.proposal.id,
+            "turn_id": decided.proposal.turn_id,
+            "verdict": decided.verdicts[0].verdict if decided.verdicts else "",
+            "version_id": decided.version.id if decided.version is not None else None,
+            "subtasks": [v.subtask_id for v in decided.verdicts],
+        },
+    }
+
+
+#: The names of a proposal's `StepContext` fields, in `SubtaskProposed.context`'s order.
+CONTEXT_FIELDS = ("kind", "tool", "content", "region", "pointing")
 
 
 def app_url() -> str:
@@ -170,6 +204,8 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
                 yield gr.skip(), report(view, session_id, req.notes)
         if view is not None:
             result = head(session_id, owner) if view.result_version is not None else None
+            if view.status == "proposed" and view.outcome is not None:  # the proposal itself, to look at
+                result = view.outcome.image
             if view.status == "unverified":  # show the candidate region highlighted on the current image
                 current = head(session_id, owner)
                 result = candidate_overlay(current, candidate_region(view)) if current is not None else None
@@ -202,6 +238,23 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
             raise InputError("give the version_id to branch from (see /history)")
         core.versions.branch(session_id, owner, version_id)
         return head(session_id, owner), core.versions.summary(session_id, owner)
+
+    @short_errors
+    def accept(session_id: str, request: gr.Request) -> tuple[np.ndarray | None, dict[str, Any]]:
+        """Accept the session's pending proposal (a turn with status "proposed"): it is saved as a new version, the
+        current image, and your verdict is recorded; returns the current image and the history. No proposal
+        waiting: an error, nothing changes."""
+        owner = owner_of(request)
+        decided = core.proposals.accept(session_id, owner)
+        return head(session_id, owner), decided_report(core, session_id, owner, decided)
+
+    @short_errors
+    def discard(session_id: str, request: gr.Request) -> tuple[np.ndarray | None, dict[str, Any]]:
+        """Discard the session's pending proposal: the image and history stay as they are, your verdict is
+        recorded; returns the current image and the history. No proposal waiting: an error, nothing changes."""
+        owner = owner_of(request)
+        decided = core.proposals.discard(session_id, owner)
+        return head(session_id, owner), decided_report(core, session_id, owner, decided)
 
     @short_errors
     def score(
@@ -260,6 +313,8 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         (undo, [session_id_in], [out_image, out_report], "undo", {}),
         (redo, [session_id_in], [out_image, out_report], "redo", {}),
         (branch, [session_id_in, version_id_in], [out_image, out_report], "branch", {}),
+        (accept, [session_id_in], [out_image, out_report], "accept", {}),
+        (discard, [session_id_in], [out_image, out_report], "discard", {}),
         (
             score,
             [session_id_in, turn_id_in, subtask_id_in, score_in, comment_in, evaluator_in],
@@ -288,12 +343,16 @@ image, report = c.predict(sid, handle_file("sign.png"), "replace the text 'SALE'
 image, report = c.predict(sid, None, "make it pink", 1.0, 0.8, "", "", handle_file("mask.png"), api_name="/edit")
 c.predict(sid, api_name="/history"); c.predict(sid, api_name="/undo")
 c.predict(sid, 2, api_name="/branch")                 # make version 2 current; later edits start a new branch
+if report["status"] == "proposed":                    # costa cannot vouch for it: look at `image`, then decide
+    image, history = c.predict(sid, api_name="/accept")  # or "/discard"
 c.predict(sid, report["turn_id"], "s1", 1.0, "looks right", "alice", api_name="/score")
 image_file, bundle_zip = c.predict(sid, api_name="/export")
 ```
 
 `box` is "x,y,w,h" and `clicks` "x,y;x,y" in pixels; `brush` is a mask image of the image's size (white, or opaque
-on a transparent layer, = region); `/edit` streams its report (plan, tool calls, costs, log).
+on a transparent layer, = region); `/edit` streams its report (plan, tool calls, costs, log). A report with status
+`proposed` means the result passed its checks but costa cannot vouch for it on real-photo evidence (`proposal` says
+why): the image returned is the proposal, not yet a version — `/accept` saves it, `/discard` drops it.
 
 | endpoint | inputs | returns |
 |---|---|---|
@@ -302,6 +361,7 @@ on a transparent layer, = region); `/edit` streams its report (plan, tool calls,
 | `/history` | session_id | versions (with SHA-256) and turns |
 | `/undo`, `/redo` | session_id | current image, history |
 | `/branch` | session_id, version_id | current image, history |
+| `/accept`, `/discard` | session_id | current image, history and what was decided; an error when no proposal waits |
 | `/score` | session_id, turn_id, subtask_id, score (0, 0.1 … 0.9, 1), comment, evaluator | accuracies |
 | `/export` | session_id | current image (PNG), reproducibility bundle (zip) |
 | `/scores_csv` | session_id | evaluator scores (CSV) |

@@ -21,6 +21,7 @@ from costa.session.turns import region_warnings
 from costa.session.view import is_tool_event
 from costa.turn.records import UserRegion
 from ui import progress as P
+from ui import proposal_view as PV
 from ui import render as R
 from ui import targets_view as TV
 from ui.overlays import annotate, editor_value, pointed_region, points_text
@@ -66,13 +67,17 @@ class EditTab:
     reflect: gr.Checkbox  # multi-expert reflection on/off for the next turn (ui.reflection_panel)
     reflection: gr.Markdown
     progress: gr.HTML  # the stepped tool's progress bar (ui.progress), shown only while such a call runs
+    proposal_row: gr.Row  # a pending proposal's note, Accept and Discard (ui.proposal_view), hidden otherwise
+    proposal_note: gr.Markdown
+    accept: gr.Button
+    discard: gr.Button
 
     @property
     def outputs(self) -> list[Any]:
         return [
             self.image, self.points, self.box, self.brush_editor, self.downloads, self.chat, self.instruction,
             self.prediction, self.tree, self.graph, self.slider, self.undo, self.redo, self.ledger, self.target_row,
-            self.reflection, self.progress, self.brush_panel,
+            self.reflection, self.progress, self.brush_panel, self.proposal_row, self.proposal_note,
         ]  # fmt: skip
 
 
@@ -129,6 +134,7 @@ def build_edit(settings: Any) -> EditTab:
                     stop = gr.Button("Stop", variant="stop", scale=1, min_width=80, elem_id="stop")
                 progress = P.build_progress()
                 target_row, edit_region, let_me_point, do_rest = TV.action_row()  # unverified targets
+                proposal = PV.action_row()  # a result costa cannot vouch for: Accept / Discard
                 with gr.Row():
                     alpha = gr.Slider(
                         0.0, 2.0, value=settings.alpha, step=0.1, label="α: 0 = best quality … 2 = fastest"
@@ -165,7 +171,8 @@ def build_edit(settings: Any) -> EditTab:
         image, points, clear_points, box, brush_panel, brush_editor, use_brush, clear_brush, examples, export,
         downloads, chat, instruction, send, stop, alpha, threshold, mode, prediction, tree, graph, slider, undo,
         redo, ledger, target_row=target_row, edit_region=edit_region, let_me_point=let_me_point, do_rest=do_rest,
-        reflect=reflection.switch, reflection=reflection.markdown, progress=progress,
+        reflect=reflection.switch, reflection=reflection.markdown, progress=progress, proposal_row=proposal[0],
+        proposal_note=proposal[1], accept=proposal[2], discard=proposal[3],
     )  # fmt: skip
 
 
@@ -203,7 +210,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
             tab.image: annotate(TV.shown_image(state, img), region) if img is not None else None,
             tab.target_row: TV.row_update(state),
             tab.points: points_text(state.clicks, note, brush_px),
-            tab.slider: core.versions.before_after(sid, owner),
+            **PV.updates(core, state, tab.proposal_row, tab.proposal_note, tab.slider),  # and the slider
             tab.chat: state.past[-MAX_PAST_MESSAGES:],
             **diagrams(state, state.last_view),
             tab.ledger: R.ledger_markdown(state.last_view, totals),
@@ -450,3 +457,20 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
     )
     tab.stop.click(on_stop, [ui], None, concurrency_limit=None, **PRIVATE)  # queued (toasts), never waits
     tab.export.click(on_export, [ui], everything, **PRIVATE)
+
+    def decide(accept: bool) -> Any:
+        @page_errors
+        def on_decide(state: UiState) -> dict[Any, Any]:
+            if accept:
+                decided = core.proposals.accept(state.session_id, state.owner)
+            else:
+                decided = core.proposals.discard(state.session_id, state.owner)
+            number = core.versions.version_number(state.session_id, decided.version.id if decided.version else None)
+            state.past = [*state.past, PV.decided_message(decided, number)][-MAX_PAST_MESSAGES:]
+            state.last_view, state.head = None, None
+            return page.snapshot(state)
+
+        return on_decide
+
+    tab.accept.click(decide(True), [ui], everything, **PRIVATE)
+    tab.discard.click(decide(False), [ui], everything, **PRIVATE)

@@ -46,7 +46,8 @@ _CLASSES = """
   classDef skipped fill:#f4f4f5,stroke:#a1a1aa,stroke-dasharray:4 3,color:#52525b
   classDef unsupported fill:#fee2e2,stroke:#dc2626,stroke-dasharray:4 3,color:#7f1d1d
   classDef stopped fill:#f4f4f5,stroke:#71717a,stroke-dasharray:4 3,color:#3f3f46
-  classDef unverified fill:#fef3c7,stroke:#d97706,stroke-width:2px,stroke-dasharray:6 3,color:#78350f"""
+  classDef unverified fill:#fef3c7,stroke:#d97706,stroke-width:2px,stroke-dasharray:6 3,color:#78350f
+  classDef proposed fill:#fdf4ff,stroke:#c026d3,stroke-width:2px,stroke-dasharray:6 3,color:#701a75"""
 
 
 def esc(text: object, limit: int = 48) -> str:
@@ -154,6 +155,7 @@ _STATE_ICONS = {
     "pending": "•",
     "stopped": "⏹️",
     "unverified": "🎯",
+    "proposed": "🔍",
 }
 
 
@@ -195,6 +197,9 @@ def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]
             body = "📍 **Point at the target**: " + pointing_hint(view, sid) + "\n\n" + body
     elif state == "stopped":
         body = "Stopped before this subtask finished."
+    elif state == "proposed":
+        p = view.proposed[sid]
+        body = f"Proposed via **{' → '.join(p.tools)}** · passed its checks (quality {p.quality:.2f}); {p.reason}"
     elif state == "unverified":
         u = view.unverified[sid]
         body = f"Not done: the target was found but not verified — {'; '.join(u.missing)}. {u.summary}"
@@ -321,6 +326,10 @@ def final_text(view: TurnView) -> str:
             if view.unverified:  # a candidate was found: the pointing hint is said with the actions below
                 lines = [line for line in lines if not line.startswith("📍")]
             lines.append(unverified_text(view))
+        elif view.status == "proposed":
+            from ui.proposal_view import turn_line
+
+            lines.append(turn_line(view, cost))
         elif view.status == "done":
             lines.append(f"✅ **Done** · {cost} · path quality {view.outcome.quality:.2f}")
         elif (
@@ -369,6 +378,8 @@ def tree_markdown(view: TurnView | None) -> str:
             detail = "<br/>needs pointing"
         elif state == "unverified":
             detail = "<br/>target not verified"
+        elif state == "proposed":
+            detail = "<br/>proposed: have a look"
         elif state == "skipped":
             detail = "<br/>no ready tool"
         elif state == "running":

@@ -119,26 +119,12 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
     print_ledger(ledger, done, out)
     for s, why in done.unverified.items():
         print(f"  {s:8} target not verified{' (accepted)' if accept else ''}: {why}", file=out)
+    for s, why in done.proposed.items():
+        print(f"  {s:8} proposed, not verified{' (accepted)' if accept else ''}: {why}", file=out)
     print_llm_costs(view.llm, out)
-    if done.unverified and not accept:
-        for s, why in done.unverified.items():
-            print(f"error: the target of {s} was not verified — {why}", file=sys.stderr)
-        print(
-            "nothing was written: point at the object (--point x,y or --box x,y,w,h) or pass --accept-unverified "
-            "to edit the candidate region",
-            file=sys.stderr,
-        )
-        return EXIT_UNVERIFIED
-    if view.ask_pointing and not accept:
-        for s, why in view.ask_pointing.items():
-            target = view.plan.by_id(s).target or "the target"
-            print(f"error: reflection doubts the target of {s} ({target!r}) — {why}", file=sys.stderr)
-        print(
-            "nothing was written: point at the object (--point x,y or --box x,y,w,h) or pass --accept-unverified "
-            "to keep the best attempt",
-            file=sys.stderr,
-        )
-        return EXIT_UNVERIFIED
+    refused = _refused(view, done, accept)
+    if refused is not None:
+        return refused
     if done.image is None:
         print("nothing was written", file=sys.stderr)
         return EXIT_ERROR
@@ -153,6 +139,40 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
             print(f"warning: {s} was not done: {why}", file=sys.stderr)
         return EXIT_PARTIAL
     return EXIT_OK
+
+
+def _refused(view: Any, done: Any, accept: bool) -> int | None:
+    """Exit 4 with the reasons when the turn is not done for sure and the user did not accept it: a target found but
+    not verified, a result costa cannot vouch for (a proposal), reflection doubting the target; else None."""
+    if done.unverified and not accept:
+        for s, why in done.unverified.items():
+            print(f"error: the target of {s} was not verified — {why}", file=sys.stderr)
+        print(
+            "nothing was written: point at the object (--point x,y or --box x,y,w,h) or pass --accept-unverified "
+            "to edit the candidate region",
+            file=sys.stderr,
+        )
+        return EXIT_UNVERIFIED
+    if done.proposed and not accept:
+        for s, why in done.proposed.items():
+            print(f"error: {s} passed its checks, but costa cannot vouch for it: {why}", file=sys.stderr)
+        print(
+            "nothing was written: the result is only a proposal; pass --accept-unverified to write it anyway "
+            "(look at it first)",
+            file=sys.stderr,
+        )
+        return EXIT_UNVERIFIED
+    if view.ask_pointing and not accept:
+        for s, why in view.ask_pointing.items():
+            target = view.plan.by_id(s).target or "the target"
+            print(f"error: reflection doubts the target of {s} ({target!r}) — {why}", file=sys.stderr)
+        print(
+            "nothing was written: point at the object (--point x,y or --box x,y,w,h) or pass --accept-unverified "
+            "to keep the best attempt",
+            file=sys.stderr,
+        )
+        return EXIT_UNVERIFIED
+    return None
 
 
 def _said(core: Any, view: Any, sid: str, output: Path, out: TextIO, stored: bool) -> int:

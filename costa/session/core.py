@@ -9,7 +9,8 @@ and raises `InputError` before anything is written; `run` first hands a history 
 or a question to `costa.session.conversation`, else takes the session's lock (refusing a second turn) and runs the
 turn's steps (`costa.session.run.TurnRun`: store the upload, plan, act, save, remember, record). The core holds its
 parts as objects: `versions` (history, undo/redo/branch, stored views, scores, exports: `costa.session.history`),
-`previews` (the α preview: `costa.session.preview`), `operations` (subtask kinds the session carries out itself
+`previews` (the α preview: `costa.session.preview`), `proposals` (a pending result costa cannot vouch for, Accept /
+Discard: `costa.session.proposals`), `operations` (subtask kinds the session carries out itself
 instead of searching tools: the place a planned history operation is executed, `TurnRun.act`).
 """
 
@@ -34,6 +35,7 @@ from costa.pointing import region_from_pointing
 from costa.services import Services
 from costa.session.history import SessionHistory
 from costa.session.preview import Previews
+from costa.session.proposals import SessionProposals
 from costa.session.run import Operation, TurnRun
 from costa.session.runtime import Runtimes, SessionRuntime
 from costa.session.turns import PlanResult, TurnOptions, Vocabulary, check_instruction, llm_client, region_warnings
@@ -99,6 +101,8 @@ class SessionCore:
         self.vocabulary = Vocabulary.from_tables(services.tables)
         self.previews = Previews(services, self.store, self.vocabulary, self.client)
         self.versions = SessionHistory(self.store, services, self.previews, self.runtimes, self.writing)
+        #: The pending proposal of each session (a result costa cannot vouch for) and the person's Accept / Discard.
+        self.proposals = SessionProposals(self.store, self.writing)
         #: Subtask kinds the session carries out itself (kind → handler), not by searching tools (`TurnRun.act`).
         self.operations: dict[str, Operation] = {}
         self._client: Any = None

@@ -106,6 +106,12 @@ def print_event(
             f"{ev.result}",
             file=out,
         )
+    elif isinstance(ev, E.SubtaskProposed):
+        print(
+            f"proposed {ev.subtask_id} {ev.subtask_kind} via {'+'.join(ev.tools)}: passed its checks (quality "
+            f"{ev.quality:.2f}), but costa cannot vouch for it — {ev.reason}",
+            file=out,
+        )
     elif isinstance(ev, E.TargetUnverified):
         print(f"unverified {ev.subtask_id} {ev.target!r}: {ev.summary}", file=out)
     elif isinstance(ev, E.PointingNeeded):

@@ -9,7 +9,9 @@
    search (`costa.agent.run_turn`), its events folded into the view as they come;
 4. `save`: the result (and each accepted subtask's image) as versions — not when stopped, unverified, or when
    reflection asks to point; an upload is stored here, only when the turn keeps a version, did a subtask, or needs
-   the image for what comes next (unverified, pointing asked for): a turn that planned nothing stores nothing;
+   the image for what comes next (unverified, pointing asked for, a proposal): a turn that planned nothing stores
+   nothing; a result costa cannot vouch for becomes the session's pending proposal instead of a version
+   (`costa.session.proposals`: the user accepts or discards it);
 5. `remember`: the turn in the session's memory;
 6. `record` (always, even when stopped or failing): the turn's events, summary, status and plan in the store.
 """
@@ -77,7 +79,7 @@ class TurnRun:
                 yield from self.act(planned.plan)
             self.save()
             self.remember(planned)
-            done = ("done", "partial", "unverified", "stopped")
+            done = ("done", "partial", "unverified", "proposed", "stopped")
             self.status = self.view.status if self.view.status in done else "failed"
         except ToolStoppedError:  # Stop pressed while planning's LLM call or reflection's experts ran
             self.status = "stopped"
@@ -114,6 +116,7 @@ class TurnRun:
             region = UserRegion(boxes=(self.resolved.box,))  # "make it red" acts where the turn it refers to did
         self.region = region
         base = self.head.id if self.head is not None else None
+        core.proposals.replaced(session.id)  # a new turn: a proposal nobody decided is no longer offered
         self.turn_id = core.store.start_turn(session.id, base, req.instruction, None, self.params)
         view.turn_id, view.turn_number = self.turn_id, self.number
 
@@ -185,14 +188,20 @@ class TurnRun:
 
     def save(self) -> None:
         """The result as the new current version, unless the turn was stopped, is unverified, or reflection asks the
-        user to point (then sending again after pointing edits the image as it was; accepting saves it)."""
+        user to point (then sending again after pointing edits the image as it was; accepting saves it); a proposed
+        turn's result becomes the session's pending proposal (a version only once the user accepts it)."""
         view, accept = self.view, self.req.options.accept_unverified
         outcome = view.outcome
         keeps = outcome is not None and outcome.image is not None and view.status not in ("stopped", "unverified")
-        keeps = keeps and (not view.ask_pointing or accept)
-        follow_up = view.status == "unverified" or view.ask_pointing or bool(view.done_subtasks)
+        keeps = keeps and view.status != "proposed" and (not view.ask_pointing or accept)
+        proposal = outcome is not None and outcome.image is not None and view.status == "proposed"
+        follow_up = view.status == "unverified" or view.ask_pointing or bool(view.done_subtasks) or proposal
         if view.status != "stopped" and (keeps or follow_up):
             self._keep_upload()
+        if proposal:  # not a version until the user accepts it
+            assert outcome is not None and outcome.image is not None
+            base = self.head.id if self.head is not None else None
+            view.proposal_id = self.core.proposals.keep(self.session.id, self.turn_id, base, outcome.image, view).id
         if keeps:
             assert outcome is not None and outcome.image is not None
             self.result_version = self._save_versions(outcome.image)
@@ -218,6 +227,7 @@ class TurnRun:
             summary["results"] = dict(view.outcome.results)
             summary["skipped"] = dict(view.outcome.skipped)
             summary["unverified"] = dict(view.outcome.unverified)
+            summary["proposed"] = dict(view.outcome.proposed)
         if view.path is not None:
             summary["path"] = [list(p) for p in view.path.path]
         record_targets(self.core.store, self.turn_id, self.events)

@@ -135,6 +135,9 @@ class TurnView:
     path: E.PathChosen | None = None
     done_subtasks: dict[str, E.SubtaskDone] = field(default_factory=dict)
     unverified: dict[str, E.TargetUnverified] = field(default_factory=dict)  # found but not verified: not done
+    #: passed its checks, but costa cannot vouch for it on real-photo evidence: the user decides (not done unless
+    #: accepted; then it is in done_subtasks too)
+    proposed: dict[str, E.SubtaskProposed] = field(default_factory=dict)
     llm: list[E.LlmCall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: The subtask whose reflection retry is running (its searches' failures are the retry's, not the turn's).
@@ -143,8 +146,9 @@ class TurnView:
     question: str | None = None
     outcome: E.TurnDone | None = None
     panels: dict[str, list[SubtaskPanel]] = field(default_factory=dict)  # subtask id -> panels under its message
-    status: str = "planning"  # planning, searching, done, partial, unverified, failed, stopped
+    status: str = "planning"  # planning, searching, done, partial, unverified, proposed, failed, stopped
     result_version: int | None = None
+    proposal_id: int | None = None  # the session's pending proposal this turn made (status "proposed")
     result_number: int | None = None  # the result version's number within its session
     _popped: tuple[NodeKey, bool] | None = None
 
@@ -213,6 +217,8 @@ class TurnView:
             self.done_subtasks[ev.subtask_id] = ev
         elif isinstance(ev, E.TargetUnverified):
             self.unverified[ev.subtask_id] = ev
+        elif isinstance(ev, E.SubtaskProposed):
+            self.proposed[ev.subtask_id] = ev
         elif isinstance(ev, E.PointingNeeded):
             self.needs_pointing.update(ev.subtask_ids)
         elif isinstance(ev, E.RuleHit):
@@ -227,6 +233,8 @@ class TurnView:
             self.unavailable.update(ev.skipped)
             if ev.unverified and not ev.ok:
                 self.status = "unverified"  # a target was found but not verified: not done, nothing accepted
+            elif ev.proposed and not ev.ok:
+                self.status = "proposed"  # passed its checks, but costa cannot vouch for it: the user decides
             elif ev.image is None:
                 self.status = "failed"
             else:
@@ -296,6 +304,8 @@ class TurnView:
     def subtask_state(self, sid: str) -> str:
         if sid in self.unverified and sid not in self.done_subtasks:
             return "unverified"
+        if sid in self.proposed and sid not in self.done_subtasks:
+            return "proposed"
         if sid in self.done_subtasks:
             return "done"
         if sid in self.unavailable:
@@ -304,7 +314,7 @@ class TurnView:
             return "stopped"
         if any(c.subtask_id == sid and c.passed is None and not c.dropped for c in self.calls):
             return "running" if self.status == "searching" else "pending"
-        if self.status in ("failed", "partial", "done", "unverified"):
+        if self.status in ("failed", "partial", "done", "unverified", "proposed"):
             return "failed"
         return "pending"
 
@@ -319,6 +329,7 @@ def is_tool_event(ev: E.Event | None) -> bool:
         | E.ToolFailed
         | E.PathChosen
         | E.SubtaskDone
+        | E.SubtaskProposed
         | E.TurnDone
         | E.ErrorEvent
         | E.SubgraphBuilt

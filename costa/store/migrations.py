@@ -314,6 +314,48 @@ def _m7_campaigns(db: Connection) -> None:
     )
 
 
+def _m8_proposals(db: Connection) -> None:
+    """Proposals and people's verdicts on them (issue 18 part 2): a turn whose result costa cannot vouch for keeps
+    it here, pending, until the user accepts it (then it is saved as a version) or discards it; each decision is a
+    person's verdict on one subtask's `StepContext` (kind, tool, content, region, pointing), kept when its session is
+    deleted (labelled real cases for `bench real --write`)."""
+    ddl(
+        db,
+        """
+        CREATE TABLE proposals (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            turn_id INTEGER NOT NULL REFERENCES turns(id),
+            base_version INTEGER REFERENCES versions(id),
+            image BLOB,
+            region BLOB,
+            subtasks TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created REAL NOT NULL,
+            decided REAL,
+            result_version INTEGER REFERENCES versions(id)
+        );
+        CREATE INDEX proposals_session ON proposals(session_id, status);
+        CREATE TABLE verdicts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            owner TEXT,
+            turn_id INTEGER NOT NULL,
+            subtask_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            content TEXT NOT NULL,
+            region TEXT NOT NULL,
+            pointing TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            created REAL NOT NULL
+        );
+        CREATE INDEX verdicts_context ON verdicts(kind, tool)
+        """,
+    )
+
+
 #: Schema history, oldest first. Append only: never edit or reorder a migration that has shipped.
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _m1_history,
@@ -323,4 +365,5 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _m5_targets,
     _m6_identity_retention,
     _m7_campaigns,
+    _m8_proposals,
 )

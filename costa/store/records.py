@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 VersionKind = Literal["upload", "subtask", "turn"]
-TurnStatus = Literal["running", "done", "partial", "unverified", "failed", "stopped", "interrupted"]
+TurnStatus = Literal["running", "done", "partial", "unverified", "proposed", "failed", "stopped", "interrupted"]
 #: What became of a subtask's target: verified by its grounder, found but not verified, or needing the user to point.
 TargetStatus = Literal["verified", "unverified", "pointing_needed"]
 #: Scores evaluators may give a subtask: fail, partial credit 0.1 … 0.9 (CoSTA*'s human-evaluation rubric), full.

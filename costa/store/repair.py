@@ -204,6 +204,8 @@ def drop_lost_versions(files: FileStore, db: Database, report: RepairReport) -> 
             c.execute("UPDATE versions SET parent_id = ? WHERE parent_id = ?", (parent, vid))
             c.execute("UPDATE turns SET result_version = NULL WHERE result_version = ?", (vid,))
             c.execute("UPDATE turns SET base_version = NULL WHERE base_version = ?", (vid,))
+            for col in ("base_version", "result_version"):  # a proposal's version (costa.store.proposals)
+                c.execute(f"UPDATE proposals SET {col} = NULL WHERE {col} = ?", (vid,))
             c.execute("UPDATE sessions SET head = NULL WHERE head = ?", (vid,))
             c.execute("DELETE FROM versions WHERE id = ?", (vid,))
             report.lost.append(f"version {vid}: {why}")

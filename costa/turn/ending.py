@@ -6,9 +6,13 @@ Whatever searched (whole-plan lazy or eager A*, or fast–slow subtask by subtas
    not done and the turn's status is *unverified* (the CLI exits 4, nothing is written) unless the user accepted
    the candidate.
 2. Reflection (when on) judges every served subtask and retries it on the experts' feedback (`costa.reflect.loop`).
-3. Each kept subtask ends `SubtaskDone` with its tools, quality, result and image.
-4. `TurnDone` carries the final image, the results, what was skipped and why, what was not verified, the tool
-   seconds and runs of the search and of reflection's retries.
+3. Each kept subtask that passed its checks is asked of the real-photo calibration (`costa.turn.vouching`): where
+   it vouches for the subtask's context, the subtask ends `SubtaskDone` with its tools, quality, result and image;
+   anywhere else it ends **proposed** (`SubtaskProposed`, with the result and the calibration's one-sentence
+   reason): the result exists, the user decides. The turn's status is then *proposed* (the CLI exits 4, nothing is
+   written) unless the user accepted unverified results, when the proposal is also reported done.
+4. `TurnDone` carries the final image, the results, what was skipped and why, what was not verified, what is only
+   proposed and why, the tool seconds and runs of the search and of reflection's retries.
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from costa.events import ErrorEvent, Event, SubtaskDone, TargetUnverified, TurnDone
+from costa.events import ErrorEvent, Event, SubtaskDone, SubtaskProposed, TargetUnverified, TurnDone
 from costa.reflect.loop import reflect_turn
 from costa.targets import Verification
 from costa.turn.records import PhaseResult, SubtaskResult, VerificationEntry
 from costa.turn.search import TurnContext
+from costa.turn.vouching import judge
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +82,7 @@ def end_turn(ctx: TurnContext, phase: PhaseResult, ending: Ending) -> Generator[
         skipped.update(reflected.failed)
         checked.update({sid: a.verification for sid, a in reflected.kept.items() if a.verification is not None})
     results: dict[str, str] = {}
+    proposed: dict[str, str] = {}
     for d in done:
         results[d.subtask_id] = d.result
         entry = checked.get(d.subtask_id)
@@ -85,9 +91,20 @@ def end_turn(ctx: TurnContext, phase: PhaseResult, ending: Ending) -> Generator[
             yield unverified_event(ctx, d.subtask_id, entry[1], entry[2])
             if not ending.accept_unverified:
                 continue
+        else:
+            judged = judge(ctx.services, d, ctx.region)
+            if not judged.vouch.verified:  # passed its checks, but real-photo evidence does not back that here
+                proposed[d.subtask_id] = judged.vouch.reason
+                c = judged.context
+                yield SubtaskProposed(
+                    d.subtask_id, d.kind, d.tools, d.quality, d.result, d.image, judged.vouch.reason,
+                    (c.kind, c.tool, c.content, c.region, c.pointing), judged.region,
+                )  # fmt: skip
+                if not ending.accept_unverified:
+                    continue
         yield _done_event(d)
     quality = float(np.prod([d.quality for d in done])) if done else 0.0
-    ok = not skipped and accepted and (ending.accept_unverified or not unverified)
+    ok = not skipped and accepted and (ending.accept_unverified or not (unverified or proposed))
     yield TurnDone(
         time.perf_counter() - ending.started,
         phase.spent_seconds + extra_seconds,
@@ -98,6 +115,7 @@ def end_turn(ctx: TurnContext, phase: PhaseResult, ending: Ending) -> Generator[
         ok=ok,
         skipped=skipped,
         unverified=unverified,
+        proposed=proposed,
     )
 
 

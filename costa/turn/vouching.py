@@ -1,0 +1,72 @@
+"""May costa call a passed subtask *done*? Its `StepContext` and the real-photo calibration's answer.
+
+A subtask that passed its checks is verified only where the calibration table (`costa.calibration`, the setting
+COSTA_CALIBRATION_TABLE) has enough real-photo evidence, right often enough, for exactly its context: the subtask
+kind, its final tool, whether the image it edited is a photo or a flat graphic, the size of the region its final
+step consumed, and how the user pointed for it. Everywhere else the shared ending (`costa.turn.ending`) reports it
+as a proposal (`SubtaskProposed`) with the calibration's one-sentence reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from costa.calibration import StepContext, Vouch, content_class, region_class
+from costa.turn.records import SubtaskResult, UserRegion
+from costa.types import EditState, ToolSpec
+
+
+@dataclass(frozen=True, eq=False)
+class Judged:
+    """A passed subtask's context, the region its final step consumed (bool (H, W) or None) and the vouch."""
+
+    context: StepContext
+    region: np.ndarray | None
+    vouch: Vouch
+
+
+def consumed_region(spec: ToolSpec, before: EditState) -> np.ndarray | None:
+    """The pixels the final tool was given to work on: the union of the masks it consumes, else of its boxes (or
+    text regions' boxes); None when it works on the whole image (nothing of those among its inputs or the state)."""
+    h, w = before.height, before.width
+    arts = before.artifacts
+    out = np.zeros((h, w), bool)
+    if "masks" in spec.inputs and arts.get("masks"):
+        for m in arts["masks"]:
+            if m.data.shape == (h, w):
+                out |= m.data
+    else:
+        boxes = list(arts.get("boxes") or ()) if "boxes" in spec.inputs else []
+        if "text_regions" in spec.inputs:
+            boxes += [r.box for r in arts.get("text_regions") or ()]
+        for b in boxes:
+            out[max(0, b.y) : max(0, b.y + b.h), max(0, b.x) : max(0, b.x + b.w)] = True
+    return out if out.any() else None
+
+
+def step_context(
+    result: SubtaskResult, tools: dict[str, ToolSpec], targeted: bool, region: UserRegion
+) -> tuple[StepContext, np.ndarray | None]:
+    """The calibration context of a passed subtask and the region its final step consumed.
+
+    `targeted`: the subtask kind acts on a target (its spec's `target` is not "none"); a whole-image subtask's
+    pointing is "none" even when the user pointed for another subtask of the turn (`StepContext`)."""
+    final = result.final
+    tool = result.tools[-1] if result.tools else final.tools[-1]
+    mask = consumed_region(tools[tool], final.before) if tool in tools else None
+    before = final.before.image
+    pointing = region.pointing() if targeted else "none"
+    ctx = StepContext(result.kind, tool, content_class(before), region_class(mask, before.shape[:2]), pointing)
+    return ctx, mask
+
+
+def judge(services: Any, result: SubtaskResult, region: UserRegion) -> Judged:
+    """Ask the services' calibration (`Services.calibration`) whether it vouches for this passed subtask."""
+    tables = services.tables
+    spec = tables.subtasks.get(result.kind)
+    targeted = spec is not None and spec.target != "none"
+    ctx, mask = step_context(result, dict(tables.tools), targeted, region)
+    return Judged(ctx, mask, services.calibration.vouch(ctx))

@@ -240,26 +240,57 @@ def probe_growth(app: LiveApp, folder: Path, limited: LiveApp | None = None) -> 
 # ------------------------------------------------------------------------------------------------------------ 3
 
 
+def _raw(url: str, api: str, data: list[Any]) -> str | None:
+    """Call a named endpoint by plain HTTP with the JSON escaped as ASCII (a lone surrogate travels as `\\ud800`,
+    which gradio_client cannot even send); the error's message, or None when it succeeded."""
+    import requests
+
+    body = json.dumps({"data": data}).encode()
+    r = requests.post(url + f"gradio_api/call/{api}", data=body, headers={"content-type": "application/json"},
+                      timeout=30)  # fmt: skip
+    if r.status_code != 200:
+        return f"HTTP {r.status_code}: {r.text[:80]}"
+    stream = requests.get(url + f"gradio_api/call/{api}/{r.json()['event_id']}", timeout=120).text
+    if "event: error" not in stream:
+        return None
+    payload = stream.split("event: error", 1)[1].split("data:", 1)[-1].strip().splitlines()[0]
+    try:
+        found = json.loads(payload)
+    except ValueError:
+        return payload or "error"
+    return str(found.get("error") if isinstance(found, dict) else found) or "error"
+
+
 def probe_surrogates(app: LiveApp, folder: Path) -> Probe:
+    """A lone surrogate in each text field, by plain HTTP (see `_raw`), with an upload for the instruction."""
+    import requests
+
     c = app.client()
     sid = c.predict(api_name="/new_session")
     sign = sign_image(folder / "sur.png", (230, 200, 200))
     _edit(c, sid, sign)
     turn = c.predict(sid, api_name="/history")["turns"][-1]["id"]
     before = _hist(c, sid)
+    up = requests.post(app.url + "gradio_api/upload", files={"files": ("sur.png", sign.read_bytes())}, timeout=30)
+    upload = {"path": up.json()[0], "meta": {"_type": "gradio.FileData"}}
+    url, text = app.url, "make it \ud800 brighter"
     cases: dict[str, Callable[[], Any]] = {
-        "instruction": lambda: _edit(c, sid, sign, "make it \ud800 brighter"),
-        "session id": lambda: c.predict("\udfff" + sid, api_name="/history"),
-        "comment": lambda: c.predict(sid, turn, "s1", 1.0, "fine \ud83d", "x", api_name="/score"),
-        "evaluator": lambda: c.predict(sid, turn, "s1", 1.0, "fine", "\udc00bob", api_name="/score"),
+        "instruction": lambda: _raw(url, "edit", [sid, upload, text, 1.0, 0.8, "", "", None, None]),
+        "session id": lambda: _raw(url, "history", ["\udfff" + sid]),
+        "comment": lambda: _raw(url, "score", [sid, turn, "s1", 1.0, "fine \ud83d", "x"]),
+        "evaluator": lambda: _raw(url, "score", [sid, turn, "s1", 1.0, "fine", "\udc00bob"]),
     }
     bad = []
+    log_before = len(app.log())
     for name, fn in cases.items():
-        msg = _refused(fn)
-        if not _clear(msg) or "UnicodeEncodeError" in str(msg):
+        msg = fn()
+        if not _clear(msg) or "UnicodeEncodeError" in str(msg) or str(msg).startswith("HTTP"):
             bad.append(f"{name}: {msg or 'accepted'}")
     if _hist(c, sid) != before:
-        bad.append("history changed")
+        bad.append(f"history changed ({len(_hist(c, sid)[1]) - len(before[1])} versions stored)")
+    tracebacks = app.log()[log_before:].count("Traceback")
+    if tracebacks:
+        bad.append(f"{tracebacks} traceback(s) in the log")
     return Probe("surrogates", not bad, "; ".join(bad) or f"{len(cases)} refused whole, history unchanged")
 
 
@@ -404,7 +435,11 @@ def probe_exports(app: LiveApp, folder: Path) -> Probe:
         bad.append(f"README.txt keeps raw {[hex(ord(ch)) for ch in raw]}")
     reruns = [ln for ln in readme.splitlines() if "costa edit" in ln]
     for ln in reruns:
-        args = shlex.split(ln[ln.index("costa edit") :])
+        try:
+            args = shlex.split(ln[ln.index("costa edit") :])
+        except ValueError as e:  # an unbalanced quote: the line was not shell-quoted
+            bad.append(f"the rerun line is not valid shell ({e})")
+            continue
         if any(a.startswith("--events=/etc") for a in args):
             bad.append("the instruction became a flag of the rerun line")
     if not reruns:

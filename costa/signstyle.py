@@ -344,3 +344,32 @@ def sign_colours_kept(before: np.ndarray, after: np.ndarray, area: Box) -> tuple
         quality = min(quality, float(np.clip((140.0 - shift) / 100.0, 0.0, 1.0)))
         reasons.append(f"letters {old.fill} → {new.fill}: RGB distance {shift:.0f} (≤40 → 1.0, 0 at 140)")
     return quality, tuple(reasons)
+
+
+#: A column beside a text line is bare panel when this share of its pixels in the line's rows lie within
+#: `PANEL_DISTANCE` (RGB) of the panel's colour: a longer word may run on over it, never off the panel.
+PANEL_DISTANCE, PANEL_SHARE = 30.0, 0.97
+
+
+def panel_colour(image: np.ndarray, sign: SignStyle) -> np.ndarray:
+    """The panel's colour behind a measured line: the median RGB of its box's pixels that are neither letters nor
+    outside the panel (float32 (3,); the fill's colour when there are none)."""
+    crop = image[sign.box.y : sign.box.y2, sign.box.x : sign.box.x2]
+    bare = ~sign.letters
+    if sign.outside is not None:
+        bare &= ~sign.outside
+    return (np.median(crop[bare], axis=0) if bare.any() else np.asarray(sign.fill, np.float64)).astype(np.float32)
+
+
+def bare_panel_run(image: np.ndarray, rows: tuple[int, int], x1: int, x2: int, panel: np.ndarray) -> tuple[int, int]:
+    """Columns [x1, x2) of the image grown left and right while each column is bare panel in `rows` [y1, y2)
+    (image pixels; see `PANEL_SHARE`)."""
+    band = image[max(0, rows[0]) : rows[1]].astype(np.float32)
+    if band.size == 0:
+        return x1, x2
+    column = (np.linalg.norm(band - panel, axis=-1) <= PANEL_DISTANCE).mean(axis=0) >= PANEL_SHARE
+    while x1 > 0 and column[x1 - 1]:
+        x1 -= 1
+    while x2 < column.size and column[x2]:
+        x2 += 1
+    return x1, x2

@@ -78,3 +78,26 @@ def test_the_replacer_keeps_the_old_letters_size_weight_and_place_on_the_real_si
         assert fit.quality == 1.0, fit.reasons
         lines = [r.text for r in shared_reader().read(out.image)]
         assert lines[0] == "GO!" and any("Abschrankungen" in t for t in lines), lines
+
+
+def test_a_longer_word_runs_on_over_the_bare_panel_but_not_off_it() -> None:
+    """'OPEN' → 'CLOSED' alone on a card keeps the old letters' size and runs on over the empty panel (it used to be
+    shrunk to the old box and then failed its own size check); the same word on a card cut just after 'OPEN' has no
+    panel to run on, so a longer word there is judged as overflowing."""
+    from costa.tools.text_edit import PillowTextReplacer
+    from tests.text_helpers import Line, background, draw
+
+    card = draw(background("flat", 460, 160), [Line("OPEN", (30, 50), 40, (20, 20, 20))])
+    regions = shared_reader().read(card)
+    ((match, box),) = locate_text(card, regions, "OPEN")
+    tool = PillowTextReplacer(tool_spec("text_replace_pillow"))
+    subtask = Subtask(id="s1", kind="text_replacement", target="OPEN", result="CLOSED")
+    out = tool(EditState(card, {"text_regions": regions}), subtask, tool.spec.params_for_attempt(0))
+    fit = text_fit(card, out.image, box, match.text, "CLOSED")
+    assert fit.quality == 1.0, fit.reasons
+    assert [r.text for r in shared_reader().read(out.image)] == ["CLOSED"]
+    framed = card.copy()
+    framed[:, box.x2 + 6 :] = (200, 30, 30)  # a red frame right after the word: no bare panel there
+    wide = framed.copy()
+    wide[out.image[..., 0] < 100] = (20, 20, 20)  # the same long word drawn over the frame
+    assert text_fit(framed, wide, box, match.text, "CLOSED").quality < 0.8

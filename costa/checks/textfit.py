@@ -12,7 +12,7 @@ images, never on the tool's claim:
   `WEIGHT_ZERO` ×;
 - **place**: the share of the new letters' pixels beyond the old text's place → ≤ `OVERFLOW_FULL` 1.0, 0 at
   `OVERFLOW_ZERO`. The place is the old text's box grown by a quarter of the letter height, and along its line as
-  far as the sign's bare panel reaches (columns of those rows that were the panel's colour before): a longer word
+  far as the sign's bare panel reaches (`costa.signstyle.bare_panel_run` on the image before): a longer word
   may run on over empty panel ('OPEN' → 'CLOSED' on a card), never off the panel, over a frame or onto other
   things;
 - **other text**: the share of the other lines' glyph pixels (OCR's other regions, measured before) that changed →
@@ -39,9 +39,6 @@ COVERED_FULL, COVERED_ZERO = 0.03, 0.1
 INK_DISTANCE = 60.0
 #: A pixel of another line's glyphs counts as covered when some channel moved by more than this.
 COVER_TOLERANCE = 40
-#: A column beside the old text is bare panel when this share of its pixels in the line's rows lie within
-#: PANEL_DISTANCE (RGB) of the panel's colour (the median of the old box's pixels that are not letters).
-PANEL_DISTANCE, PANEL_SHARE = 30.0, 0.97
 
 
 def _log_ramp(ratio: float, full: float, zero: float) -> float:
@@ -73,7 +70,7 @@ def _shape_ratio(old: str, new: str) -> float:
 def _glyphs(image: np.ndarray, box: Box) -> tuple[np.ndarray, tuple[int, int, int], np.ndarray] | None:
     """The target line's fill glyphs in `box` (bool, the box's shape), their colour and the panel's colour (the
     median RGB of the box's pixels that are not letters), or None."""
-    from costa.signstyle import measure_sign
+    from costa.signstyle import measure_sign, panel_colour
 
     try:
         sign = measure_sign(image, box)
@@ -81,21 +78,7 @@ def _glyphs(image: np.ndarray, box: Box) -> tuple[np.ndarray, tuple[int, int, in
         return None
     if sign.fill_mask.sum() < 8:
         return None
-    crop = image[sign.box.y : sign.box.y2, sign.box.x : sign.box.x2]
-    bare = ~sign.letters
-    panel = np.median(crop[bare], axis=0) if bare.any() else np.asarray(sign.fill, np.float64)
-    return sign.fill_mask, sign.fill, panel.astype(np.float32)
-
-
-def _panel_run(band: np.ndarray, panel: np.ndarray, x1: int, x2: int) -> tuple[int, int]:
-    """Columns [x1, x2) of `band` (the line's rows, RGB) grown left and right while each column is bare panel."""
-    bare = np.linalg.norm(band.astype(np.float32) - panel, axis=-1) <= PANEL_DISTANCE
-    column = bare.mean(axis=0) >= PANEL_SHARE
-    while x1 > 0 and column[x1 - 1]:
-        x1 -= 1
-    while x2 < column.size and column[x2]:
-        x2 += 1
-    return x1, x2
+    return sign.fill_mask, sign.fill, panel_colour(image, sign)
 
 
 def _measured_like_the_old(
@@ -167,8 +150,10 @@ def text_fit(
     slack = max(3, round(0.25 * old_h))
     y1, y2 = max(0, oy - slack), min(area.h, oy + old_box.h + slack)
     x1, x2 = max(0, ox - slack), min(area.w, ox + old_box.w + slack)
-    band = before[area.y + y1 : area.y + y2, area.x : area.x2]
-    x1, x2 = _panel_run(band, panel, x1, x2)
+    from costa.signstyle import bare_panel_run
+
+    band = before[:, area.x : area.x2]
+    x1, x2 = bare_panel_run(band, (area.y + y1, area.y + y2), x1, x2, panel)
     allowed[y1:y2, x1:x2] = True
     overflow = float((new_mask & ~allowed).sum()) / float(new_mask.sum())
     q_overflow = _linear(overflow, OVERFLOW_FULL, OVERFLOW_ZERO)

@@ -24,7 +24,7 @@ from costa.glyphs import (
     locate_text,
 )
 from costa.masks import dilate_mask
-from costa.signstyle import measure_sign
+from costa.signstyle import bare_panel_run, measure_sign, panel_colour
 from costa.textmatch import TextMatch
 from costa.tools.base import Tool
 from costa.tools.params import float_param, int_param
@@ -97,6 +97,7 @@ class _Planned:
     mask: np.ndarray  # bool (box.h, box.w): the old glyphs, with their outline and shadow
     style: TextStyle
     outside: np.ndarray  # bool (box.h, box.w): pixels of the box beyond the sign's panel (never painted over)
+    panel_span: tuple[int, int] = (0, 0)  # image columns [x1, x2) of bare panel along the line, the box included
 
 
 def measure_style(
@@ -201,7 +202,8 @@ class _TextReplacer(Tool):
             style = replace(style, colour=sign.fill, outline=sign.outline, outline_px=sign.outline_px)
             style = replace(style, shadow=sign.shadow, shadow_offset=sign.shadow_offset)
             outside = sign.outside if sign.outside is not None else np.zeros_like(sign.letters)
-            planned.append(_Planned(match, box, sign.background, sign.letters, style, outside))
+            span = bare_panel_run(image, (box.y, box.y2), box.x, box.x2, panel_colour(image, sign))
+            planned.append(_Planned(match, box, sign.background, sign.letters, style, outside, span))
         erased = self._erase(image, planned, params)
         out, drawn = _draw_replacements(erased, planned, new_text)
         changed = boxes_mask([p.box for p in planned] + drawn, height, width, dilate=2)
@@ -273,6 +275,17 @@ def inpaint_telea(image: np.ndarray, mask: np.ndarray, radius: float) -> np.ndar
     return out
 
 
+def _line_room(p: _Planned) -> int:
+    """Width a whole line's new text may take: to the bare panel's end from where it starts (from both ends around
+    its centre when centred), less a margin of a tenth of the letters' size (pixels)."""
+    st, (x1, x2) = p.style, p.panel_span
+    margin = round(0.1 * st.size)
+    if st.centred:
+        centre = st.ink.x + st.ink.w / 2
+        return max(0, round(2 * min(centre - x1, x2 - centre)) - 2 * margin)
+    return max(0, x2 - st.ink.x - margin)
+
+
 def _draw_replacements(image: np.ndarray, planned: Sequence[_Planned], new_text: str) -> tuple[np.ndarray, list[Box]]:
     """Write `new_text` for each planned replacement; return the image and the ink boxes drawn (image pixels)."""
     from PIL import Image, ImageDraw
@@ -287,8 +300,9 @@ def _draw_replacements(image: np.ndarray, planned: Sequence[_Planned], new_text:
         font = load_font(size, st.bold)
         left, top, right, bottom = font.getbbox(new_text, anchor="ls")
         # A word inside a line keeps about its old ink's width (its box reaches into the spaces around it, and a
-        # wider word there glues onto its neighbours); a whole line may use its box.
-        room = round(_WORD_ROOM * st.ink.w) if not p.match.whole_region else max(p.box.w, st.ink.w)
+        # wider word there glues onto its neighbours); a whole line may use its box and run on over the bare panel
+        # beside it, as far as the text-fit check allows ('PIZZA' → 'CLOSED' shrank to ×0.70 and failed on size).
+        room = round(_WORD_ROOM * st.ink.w) if not p.match.whole_region else max(p.box.w, st.ink.w, _line_room(p))
         if right - left > room:  # too long for the old box: shrink, keeping the baseline
             size = max(_MIN_FONT_PX, int(size * room / (right - left)))
             font = load_font(size, st.bold)

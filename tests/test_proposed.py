@@ -219,3 +219,25 @@ def test_someone_elses_session_has_no_proposal_to_decide(tmp_path: Path) -> None
         core.proposals.accept(sid, "mallory")
     assert core.proposals.pending(sid, None) is not None  # untouched
     core.close()
+
+
+def test_a_proposed_segmentation_carries_the_mask_it_produced_not_the_box(tmp_path: Path) -> None:
+    """A segmentation's result is its mask: the proposal's region (what bench real judges and the page outlines)
+    is the disc the segmenter found inside the box, and its size class is that mask's."""
+    from costa.agent import run_turn
+    from costa.planner import plan_with_rules
+    from costa.tables import load_tables
+    from costa.turn.records import TurnConfig, UserRegion
+
+    segmenters = [("object_segmentation", t.id) for t in load_tables().tools_for("object_segmentation")]
+    table = write_fake_calibration(tmp_path / "FAKE_no_segmentation.csv", leave_out=segmenters)
+    services = Services(Settings(home=tmp_path, calibration_table=table))
+    plan = plan_with_rules("segment the object", services.tables.subtasks)
+    assert [s.kind for s in plan.subtasks] == ["object_segmentation"]
+    box = Box(20, 8, 56, 56)
+    events = list(run_turn(services, _disc(), plan, TurnConfig(reflect=False), UserRegion((box,))))
+    (prop,) = [e for e in events if isinstance(e, SubtaskProposed)]
+    yy, xx = np.mgrid[:72, :96]
+    disc = (yy - 36) ** 2 + (xx - 48) ** 2 < 18**2
+    assert prop.region is not None and (prop.region & disc).sum() / (prop.region | disc).sum() > 0.8, prop.tools
+    assert prop.region.sum() < 0.5 * box.w * box.h  # the mask, not the box it was found in

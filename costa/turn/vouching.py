@@ -47,16 +47,26 @@ def consumed_region(spec: ToolSpec, before: EditState) -> np.ndarray | None:
     return out if out.any() else None
 
 
+def produced_masks(after: EditState) -> np.ndarray | None:
+    """The union of the masks a segmentation step produced (its result), None when it produced none."""
+    masks = [m.data for m in after.artifacts.get("masks") or () if m.data.shape == (after.height, after.width)]
+    return np.logical_or.reduce(masks) if masks else None
+
+
 def step_context(
-    result: SubtaskResult, tools: dict[str, ToolSpec], targeted: bool, region: UserRegion
+    result: SubtaskResult, tools: dict[str, ToolSpec], targeted: bool, region: UserRegion, produces: str = ""
 ) -> tuple[StepContext, np.ndarray | None]:
-    """The calibration context of a passed subtask and the region its final step consumed.
+    """The calibration context of a passed subtask and its region: the one its final step consumed, or for a kind
+    that produces masks (segmentation) the mask it produced — its result, what the user looks at and what the
+    real-photo suite judges (bench real reads a proposal's region).
 
     `targeted`: the subtask kind acts on a target (its spec's `target` is not "none"); a whole-image subtask's
     pointing is "none" even when the user pointed for another subtask of the turn (`StepContext`)."""
     final = result.final
     tool = result.tools[-1] if result.tools else final.tools[-1]
-    mask = consumed_region(tools[tool], final.before) if tool in tools else None
+    mask = produced_masks(final.after) if produces == "masks" else None
+    if mask is None:
+        mask = consumed_region(tools[tool], final.before) if tool in tools else None
     before = final.before.image
     pointing = region.pointing() if targeted else "none"
     ctx = StepContext(result.kind, tool, content_class(before), region_class(mask, before.shape[:2]), pointing)
@@ -68,5 +78,5 @@ def judge(services: Any, result: SubtaskResult, region: UserRegion) -> Judged:
     tables = services.tables
     spec = tables.subtasks.get(result.kind)
     targeted = spec is not None and spec.target != "none"
-    ctx, mask = step_context(result, dict(tables.tools), targeted, region)
+    ctx, mask = step_context(result, dict(tables.tools), targeted, region, spec.produces if spec else "")
     return Judged(ctx, mask, services.calibration.vouch(ctx))

@@ -71,9 +71,13 @@ def _clear(msg: str | None) -> bool:
 
 
 def _edit(c: Any, sid: str, path: Path | None, text: str = REPLACE) -> Any:
+    """An edit as a user makes it: a proposed result (passed, not verified on real photos) is accepted."""
     from gradio_client import handle_file
 
-    return c.predict(sid, handle_file(str(path)) if path else None, text, 1.0, 0.8, "", "", api_name="/edit")
+    image, report = c.predict(sid, handle_file(str(path)) if path else None, text, 1.0, 0.8, "", "", api_name="/edit")
+    if isinstance(report, dict) and report.get("status") == "proposed":
+        image, _ = c.predict(sid, api_name="/accept")
+    return image, report
 
 
 def _start_exit(home: Path, app_dir: Path, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
@@ -508,7 +512,6 @@ def _call(s: Any, url: str, api: str, data: list[Any]) -> list[Any]:
 def probe_owner_files(app: LiveApp, folder: Path) -> Probe:
     """With login on (the app restarted with COSTA_AUTH), bob fetches alice's edit and undo results by URL."""
     import requests
-    from gradio_client import handle_file
 
     restart = "COSTA_AUTH" not in app.env
     if restart:
@@ -517,9 +520,8 @@ def probe_owner_files(app: LiveApp, folder: Path) -> Probe:
         app.start()
     alice = app.client(("alice", "pw-a"))
     sid = alice.predict(api_name="/new_session")
-    alice.predict(sid, handle_file(str(sign_image(folder / "own.png", (10, 120, 90)))), REPLACE, 1.0, 0.8, "", "",
-                  api_name="/edit")  # fmt: skip
-    alice.predict(sid, None, "make it brighter", 1.0, 0.8, "", "", api_name="/edit")
+    _edit(alice, sid, sign_image(folder / "own.png", (10, 120, 90)))
+    _edit(alice, sid, None, "make it brighter")
     s_alice, s_bob = requests.Session(), requests.Session()
     for s, (u, p) in ((s_alice, ("alice", "pw-a")), (s_bob, ("bob", "pw-b"))):
         s.post(app.url + "login", data={"username": u, "password": p}, timeout=10)

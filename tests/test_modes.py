@@ -8,11 +8,13 @@ proposal tests run a real photo (scikit-image's astronaut) against the REAL tabl
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -38,6 +40,7 @@ from costa.services import Services
 from costa.store import Store
 from costa.subroutines.rules import Rule
 from costa.subroutines.runtime import FastSlowRuntime
+from costa.tables import load_tables
 from costa.testing.calibration import fake_table
 from costa.turn.records import MODES, TurnConfig, UserRegion
 from costa.types import Box
@@ -67,7 +70,7 @@ def _turn(tmp_path: Path, mode: str, instruction: str, **kw: object) -> list:
     """One turn in `mode` on the disc, or with `ball` on the ball photo clicked (a fresh fast–slow runtime on its
     own store)."""
     settings = kw.pop("settings", None) or Settings(calibration_table=fake_table(), home=tmp_path)
-    services = Services(settings)  # type: ignore[arg-type]
+    services = Services(settings, kw.pop("tables", None))  # type: ignore[arg-type]
     image, box = _disc()
     region = UserRegion(boxes=(box,)) if kw.pop("box", False) else None
     if kw.pop("ball", False):
@@ -135,7 +138,9 @@ def test_reflection_reads_the_sessions_memory_in_every_mode(tmp_path: Path, mode
 def test_reflection_retries_replay_what_already_ran_at_no_cost_in_every_mode(tmp_path: Path, mode: str) -> None:
     """τ_sr = 10 accepts only a perfect score; HSV recolouring of the ball misses blue by ΔE 12 (9.65), so reflection
     retries, and the retry's search meets runs the first search made on the same image: the turn's memo replays them
-    at 0 s, nothing runs twice on the same input. (Fast–slow's rule is HSV here too: the shipped one scores 10.)"""
+    at 0 s, nothing runs twice on the same input. (Fast–slow's rule is HSV here too: the shipped one scores 10.) The
+    CIELAB recolourer, which scores 10, is planned in this test's tables: with both ready the search chose between
+    them by their measured seconds, so on a loaded machine the test passed or failed by timing."""
     data = yaml.safe_load((ROOT / "tool_tables" / "reflection.yaml").read_text())
     data["tau_sr"] = 10.0
     table = tmp_path / "reflection.yaml"
@@ -143,7 +148,12 @@ def test_reflection_retries_replay_what_already_ran_at_no_cost_in_every_mode(tmp
     votes = Path(os.environ["COSTA_REFLECTION_VOTES"])  # the FAKE all-voting table (conftest): the retry mechanics
     settings = Settings(calibration_table=fake_table(), home=tmp_path, reflection_table=table, reflection_votes=votes)
     hsv = Rule("hsv", "object_recoloration", ("box_mask", "recolor_hsv"), seconds=0.01, quality=0.9)
-    events = _turn(tmp_path, mode, "make the ball blue", ball=True, reflect=True, settings=settings, rules=(hsv,))
+    tools = dict(load_tables().tools)
+    tools["recolor_lab"] = dataclasses.replace(tools["recolor_lab"], status="planned")
+    tables = dataclasses.replace(load_tables(), tools=MappingProxyType(tools))
+    events = _turn(
+        tmp_path, mode, "make the ball blue", ball=True, reflect=True, settings=settings, rules=(hsv,), tables=tables
+    )
     finished = [e for e in events if isinstance(e, ToolFinished)]
     real = [e for e in finished if not e.cached]
     assert events[-1].executions == len(real)

@@ -1,12 +1,12 @@
 """Server-side history: sessions, image versions, turns, scores, memory and FaSTA*'s observations.
 
 One store owner for every table: `Store` (`costa.store.core`) over a database backend (`costa.store.sqlite`, the
-embedded default; `costa.store.postgres` for several replicas) and the version files (`costa.store.files`). The schema
-is an append-only list of migrations (`costa.store.migrations`). Layout under `home` (COSTA_HOME): `costa.db`,
-`sessions/STORE` (the store's identity, also in the database) and `sessions/<folder>/` per session, where `<folder>` is
-a hash of the session id (never the id itself, which is an access key) holding the image files, named by their
-pixels' hash, and `journal.jsonl`. Every folder is 0700 and every file 0600: only the user running costa can read the
-history.
+embedded default; a PostgreSQL one for several replicas is not built yet) and the version files (`costa.store.files`).
+The schema is an append-only list of migrations (`costa.store.migrations`). Layout under `home` (COSTA_HOME):
+`costa.db`, `sessions/STORE` (the store's identity, also in the database) and `sessions/<folder>/` per session, where
+`<folder>` is a hash of the session id (never the id itself, which is an access key) holding the image files, named by
+their pixels' hash, and `journal.jsonl`. Every folder is 0700 and every file 0600: only the user running costa can read
+the history.
 
 The store never deletes a file it cannot prove it wrote (`costa.store.check`); `python -m costa store check | repair |
 gc` (`costa.store.commands`) verifies, rebuilds and trims it; growth is bounded by per-owner quotas and idle expiry

@@ -16,15 +16,16 @@ def database_for(settings: Settings) -> Database:
     """The backend `settings.database_url` names (None: SQLite at COSTA_HOME/costa.db).
 
     Raises:
-        InputError: a URL of an engine costa does not support.
+        InputError: a URL of an engine costa does not support (PostgreSQL is not built yet).
     """
     url = settings.database_url
     if not url:
         return SqliteDatabase(settings.home / "costa.db")
     if url.startswith(("postgresql://", "postgres://")):
-        from costa.store.postgres import PostgresDatabase
-
-        return PostgresDatabase(url)
+        raise InputError(
+            "COSTA_DATABASE_URL names PostgreSQL, which this version cannot use yet (the shared store for several "
+            "replicas is not built): unset it for SQLite in COSTA_HOME, or give sqlite:///PATH"
+        )
     if url.startswith("sqlite:///"):
         from pathlib import Path
 

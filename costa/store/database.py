@@ -1,6 +1,6 @@
 """What the store needs from a database engine: short connections, one dialect-neutral SQL, faults as messages.
 
-A backend (`costa.store.sqlite.SqliteDatabase`, `costa.store.postgres.PostgresDatabase`) opens one short connection
+A backend (`costa.store.sqlite.SqliteDatabase`; a PostgreSQL one is not built yet) opens one short connection
 per operation (`connect`), runs the schema migrations (`costa.store.migrations`), and turns the engine's storage
 faults into `StorageError`s with one sentence (disk full, read-only, damaged), never an "internal error". Every query
 is written once, with `?` placeholders; a backend translates them when its driver wants another style.

@@ -18,6 +18,10 @@ wrong object recoloured, part of it removed, a near-miss word, mirrored margins,
 cases, the right result). Reflection off and on: how often a wrong result is reported done, how often the turn
 routed around it to another tool and finished, and how often a right result was refused.
 
+A proposal (it passed its checks; the real-photo calibration has no evidence for synthetic scenes) is judged like a
+done subtask in every part. With the shipped votes table (`tool_tables/reflection_votes.csv`) no expert votes, so
+reflection is advisory and "on" differs from "off" only by its cost; `COSTA_REFLECTION_VOTES` names another table.
+
 Last line: `reflection: false-done X% -> Y%, pass A% -> B%, drift C -> D, cost ratio R`.
 
     python -m costa bench reflection [--tasks 10] [--sessions 20] [--cases 0.1] [--seed 0]
@@ -127,7 +131,7 @@ def _iou(a: np.ndarray, b: np.ndarray) -> float:
 def run_session(services: Any, session: Session, memory_on: bool) -> SessionResult:
     from costa.agent import TurnEnv, run_turn
     from costa.errors import CostaError
-    from costa.events import Reflection, SubtaskDone, TurnDone
+    from costa.events import Reflection, SubtaskDone, SubtaskProposed, TurnDone
     from costa.planner import plan_with_rules
     from costa.reflect.memory import SessionMemory, record_turn
     from costa.turn.records import UserRegion
@@ -159,7 +163,7 @@ def run_session(services: Any, session: Session, memory_on: bool) -> SessionResu
         done: TurnDone | None = None
         try:
             for ev in run_turn(services, image, plan, region=region, env=TurnEnv(memory=memory if memory_on else None)):
-                if isinstance(ev, SubtaskDone) and ev.image is not None:
+                if isinstance(ev, SubtaskDone | SubtaskProposed) and ev.image is not None:
                     images.append((ev.subtask_id, ev.image))
                 elif isinstance(ev, Reflection) and ev.decision != "accept":
                     feedback.extend(n for e in ev.experts for n in e["negative"])
@@ -338,7 +342,7 @@ def run_case(services: Any, case: Any, fake_tool: str, reflect: bool) -> CaseRun
     """Run `case` as a turn in which `fake_tool` returns the case's prepared result (see the module docstring)."""
     from costa.agent import run_turn
     from costa.errors import CostaError
-    from costa.events import SubtaskDone, TurnDone
+    from costa.events import ReflectionKept, SubtaskDone, SubtaskProposed, TurnDone
     from costa.turn.records import TurnConfig
     from costa.types import Plan
 
@@ -346,14 +350,17 @@ def run_case(services: Any, case: Any, fake_tool: str, reflect: bool) -> CaseRun
     fake = _PreparedResult(services.tables.tools[fake_tool], case.output)
     real = services._tools.get(fake_tool)
     services._tools[fake_tool] = fake  # the FAKE replaces the real tool for this one turn
-    done: SubtaskDone | None = None
+    done: SubtaskDone | SubtaskProposed | None = None
     turn: TurnDone | None = None
     retries = 0
+    rejected = False  # reflection kept a best attempt below its threshold
     try:
         for ev in run_turn(services, case.before.image, plan, TurnConfig(reflect=reflect)):
             if ev.kind == "reflection_retry":
                 retries += 1
-            elif isinstance(ev, SubtaskDone):
+            elif isinstance(ev, ReflectionKept):
+                rejected = rejected or not ev.accepted
+            elif isinstance(ev, SubtaskDone | SubtaskProposed):  # a proposal passed its checks too: judged as done
                 done = ev
             elif isinstance(ev, TurnDone):
                 turn = ev
@@ -364,7 +371,9 @@ def run_case(services: Any, case: Any, fake_tool: str, reflect: bool) -> CaseRun
             services._tools[fake_tool] = real
         else:
             services._tools.pop(fake_tool, None)
-    if turn is None or not turn.ok or done is None:
+    # claimed: done, or held back only because the real-photo calibration cannot vouch for synthetic scenes
+    claimed = turn is not None and (turn.ok or (bool(turn.proposed) and not (turn.skipped or turn.unverified)))
+    if not claimed or rejected or done is None:
         outcome = "not done"
     elif done.tools and done.tools[-1] == fake_tool:
         outcome = "done with it"

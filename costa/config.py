@@ -142,6 +142,8 @@ class Settings:
         which experts' dimensions vote, per subtask kind, from their AUC on real photos.
     calibration_table: another real-photo calibration table instead of tool_tables/calibration.csv
         (COSTA_CALIBRATION_TABLE): which passed steps costa may call verified done (`costa.calibration`).
+    tools_off: tool ids switched off for this process (COSTA_TOOLS_OFF, comma-separated, e.g. "recolor_lab"): the
+        search routes around them as around any tool that is not ready (comparisons, demos, a misbehaving tool).
     image_edit_model: the images model of the endpoint used for masked edits through `/v1/images/edits`
         (COSTA_IMAGE_EDIT_MODEL, e.g. gpt-image-1 or dall-e-2); unset = the image edit API tools are unavailable.
     image_edit_size: the size "WxH" in pixels the images endpoint accepts and returns (COSTA_IMAGE_EDIT_SIZE,
@@ -188,6 +190,7 @@ class Settings:
     reflection_table: Path | None = None
     reflection_votes: Path | None = None
     calibration_table: Path | None = None
+    tools_off: tuple[str, ...] = ()
     image_edit_model: str | None = None
     image_edit_size: str = "1024x1024"
     image_edit_price: float | None = None
@@ -236,6 +239,7 @@ class Settings:
             reflection_table=Path(table).expanduser() if (table := env.get("COSTA_REFLECTION_TABLE")) else None,
             reflection_votes=Path(votes).expanduser() if (votes := env.get("COSTA_REFLECTION_VOTES")) else None,
             calibration_table=Path(cal).expanduser() if (cal := env.get("COSTA_CALIBRATION_TABLE")) else None,
+            tools_off=tuple(t.strip() for t in (env.get("COSTA_TOOLS_OFF") or "").split(",") if t.strip()),
             image_edit_model=env.get("COSTA_IMAGE_EDIT_MODEL") or None,
             image_edit_size=(env.get("COSTA_IMAGE_EDIT_SIZE") or "1024x1024").strip().lower(),
             image_edit_price=_optional_float(env, "COSTA_IMAGE_EDIT_PRICE"),

@@ -57,12 +57,36 @@ class Estimates:
             return {k: v[0] for k, v in self._obs.items()}
 
 
+def _switched_off(tables: Tables, tool_ids: tuple[str, ...]) -> Tables:
+    """`tables` with each of `tool_ids` planned (COSTA_TOOLS_OFF), so the search never runs it.
+
+    Raises:
+        InputError: an id no tool has (named, with the setting).
+    """
+    if not tool_ids:
+        return tables
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    from costa.errors import InputError
+
+    unknown = [t for t in tool_ids if t not in tables.tools]
+    if unknown:
+        raise InputError(
+            f"COSTA_TOOLS_OFF names unknown tool(s) {', '.join(unknown)}; `python -m costa doctor` lists every tool id"
+        )
+    tools = dict(tables.tools)
+    for t in tool_ids:
+        tools[t] = replace(tools[t], status="planned", planned_reason="switched off by COSTA_TOOLS_OFF")
+    return replace(tables, tools=MappingProxyType(tools))
+
+
 class Services:
     """Settings, tables, tools and estimates shared by every turn in this process."""
 
     def __init__(self, settings: Settings | None = None, tables: Tables | None = None) -> None:
         self.settings = settings or Settings.from_env()
-        self.tables = tables or load_tables()
+        self.tables = _switched_off(tables or load_tables(), self.settings.tools_off)
         self.estimates = Estimates(self.tables)
         self._tools: dict[str, Tool] = {}
         budget = self.settings.model_memory_gb

@@ -124,6 +124,7 @@ def test_an_ask_saves_nothing_and_sending_again_edits_the_image_as_it_was(tmp_pa
 
     root, table = _ask_table(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(root), "COSTA_REFLECTION_TABLE": str(table), "COSTA_HOME": str(tmp_path)}
+    env["COSTA_TOOLS_OFF"] = "recolor_lab"  # HSV (~9.7 < τ_sr 10) every time, whatever the measured seconds
     env.pop("OPENAI_BASE_URL", None)
     r = subprocess.run(
         [sys.executable, "-c", _ASK_THROUGH_THE_CORE, str(root), str(tmp_path / "home")],
@@ -140,6 +141,7 @@ def test_the_cli_writes_nothing_on_an_ask_and_keeps_the_attempt_when_accepted(tm
     root, table = _ask_table(tmp_path)
     env = {**os.environ, "COSTA_HOME": str(tmp_path / "home"), "PYTHONPATH": str(root)}
     env["COSTA_REFLECTION_TABLE"] = str(table)
+    env["COSTA_TOOLS_OFF"] = "recolor_lab"  # HSV (~9.7 < τ_sr 10) every time, whatever the measured seconds
     env.pop("OPENAI_BASE_URL", None)
     out = tmp_path / "out.png"
     args = [sys.executable, "-m", "costa", "edit", str(root / "assets" / "red_ball.png"), "make the ball blue",

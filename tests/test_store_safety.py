@@ -193,3 +193,20 @@ def test_a_postgresql_url_is_a_clear_refusal_not_a_crash(tmp_path) -> None:
         database_for(Settings(home=tmp_path, database_url="postgresql://u@127.0.0.1/costa"))
     with pytest.raises(InputError, match="must start with"):
         database_for(Settings(home=tmp_path, database_url="mysql://x"))
+
+
+def test_tools_switched_off_are_routed_around_and_unknown_ids_are_named(tmp_path) -> None:
+    """COSTA_TOOLS_OFF: the listed tools are not ready (the search never runs them); a misspelt id is refused."""
+    from costa.config import Settings
+    from costa.errors import InputError
+    from costa.services import Services
+
+    settings = Settings.from_env({"COSTA_HOME": str(tmp_path), "COSTA_TOOLS_OFF": "recolor_lab, remove_telea"})
+    services = Services(settings)
+    assert settings.tools_off == ("recolor_lab", "remove_telea")
+    off = services.tables.tools["recolor_lab"]
+    assert off.status == "planned" and "COSTA_TOOLS_OFF" in off.planned_reason
+    assert services.tables.tools["recolor_hsv"].status == "ready"
+    assert "recolor_lab" not in {t.id for t in services.tables.ready_tools()}
+    with pytest.raises(InputError, match="recolor_lba"):
+        Services(Settings.from_env({"COSTA_HOME": str(tmp_path), "COSTA_TOOLS_OFF": "recolor_lba"}))

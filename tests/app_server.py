@@ -26,6 +26,20 @@ class AppServer:
     home: Path
 
 
+def port_in(ports: range) -> int:
+    """The first port of `ports` free on 127.0.0.1 (a module's own app ports); skips the test when none is."""
+    import pytest
+
+    for port in ports:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.skip(f"no free port in {ports.start}–{ports.stop - 1}")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -5,12 +5,10 @@ into "Point at 'ball' …". Leaves a screenshot in artifacts/ for people to look
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 import yaml
 
-from tests.app_server import AppServer, running_app
+from tests.app_server import AppServer, port_in, running_app
 from tests.test_app_browser import ARTIFACTS, ROOT, browser  # noqa: F401  (the module's Chromium fixture)
 
 pytestmark = pytest.mark.slow
@@ -19,14 +17,7 @@ BALL = (358, 185)  # the red ball's centre in assets/red_ball.png (640×420), im
 
 
 def _port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.skip(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
+    return port_in(PORTS)
 
 
 def _click_image(page, x: int, y: int) -> None:

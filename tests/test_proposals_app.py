@@ -5,7 +5,6 @@ Accept and Discard one click each. Leaves screenshots in artifacts/."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 from PIL import Image
 
 from costa.calibration import CALIBRATION_FILE
-from tests.app_server import AppServer, running_app
+from tests.app_server import AppServer, port_in, running_app
 from tests.test_app_browser import ARTIFACTS, browser  # noqa: F401  (the module's Chromium fixture)
 
 pytestmark = pytest.mark.slow
@@ -23,14 +22,7 @@ REASON = "recolor_lab for object_recoloration on photos (medium region, box)"
 
 
 def _port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.skip(f"no free port in {PORTS.start}–{PORTS.stop - 1}")
+    return port_in(PORTS)
 
 
 @pytest.fixture(scope="module")

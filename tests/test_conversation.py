@@ -18,6 +18,7 @@ from costa.session.conversation import HistoryCommand, parse_command
 from costa.store import Store
 from costa.testing.calibration import fake_table
 from tests.test_session_core import finish, new_session_with, run
+from ui import render as R
 
 
 def _mask(y0: int, y1: int, x0: int, x1: int, shape: tuple[int, int] = (40, 60)) -> np.ndarray:
@@ -136,6 +137,10 @@ def test_a_follow_up_session_through_the_core(discs: tuple[SessionCore, str, np.
     _, blue = ws.head(sid, None)
     darker = finish(run(ws, sid, None, "now make it darker"))
     assert darker.status == "done" and any("the blue disc" in n for n in darker.notes), darker.notes
+    # the chat shows how 'it' was read beside the instruction (not folded inside the plan), live and after a reload
+    live_user = R.chat_messages(darker)[0]["content"]
+    assert "'it' = the blue disc" in live_user, live_user
+    assert R.chat_messages(ws.versions.turn_views(sid, None)[-1])[0]["content"] == live_user
     _, dark = ws.head(sid, None)
     assert dark[red].mean() < blue[red].mean() - 5  # the disc got darker …
     assert np.array_equal(dark[:, 100:], original[:, 100:])  # … and nothing else did

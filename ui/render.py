@@ -91,6 +91,7 @@ def chat_messages(view: TurnView) -> list[dict[str, Any]]:
     """The turn as chat messages: the instruction, the plan, one message per subtask with nested tool calls."""
     tid = f"t{view.turn_id}" if view.turn_id is not None else "tlive"
     user = view.instruction + (f"\n\n📍 {view.region_note}" if view.region_note else "")
+    user += f"\n\n↪ {view.reading}" if view.reading else ""  # how 'it' was read: visible, not folded in the plan
     msgs: list[dict[str, Any]] = [{"role": "user", "content": user}]
     plan = view.plan
     if plan is None and view.status != "planning" and (view.notes or view.question or view.errors):

@@ -198,6 +198,7 @@ class SessionHistory:
             turn_number=number or p.get("number"),
             region_note=p.get("region_note", ""),
         )
+        view.reading = str(p.get("reading", ""))
         if turn.plan:
             plan = Plan.model_validate(turn.plan)
             view.plan = plan

@@ -109,6 +109,9 @@ class TurnRun:
         self.params = self._params()
         self.memory = path_memory(core.store, session)  # earlier turns on this version's path: regions, references
         self.resolved = self.memory.resolve(req.instruction)
+        if self.resolved.changed:  # how a reference was read, shown with the instruction (and after a reload)
+            view.reading = f"Read as “{self.resolved.text}” ({self.resolved.note})."
+            self.params["reading"] = view.reading
         region = req.region
         if self.resolved.region is not None and self.resolved.region.any() and not region.artifacts():
             region = UserRegion(masks=(Mask(self.resolved.region, label="remembered region"),))  # "make it darker"
@@ -125,7 +128,7 @@ class TurnRun:
         a worker (Stop does not wait for an endpoint); returns the `PlanResult`."""
         view, req, resolved = self.view, self.req, self.resolved
         if resolved.changed:
-            view.notes.append(f"Read as “{resolved.text}” ({resolved.note}).")
+            view.notes.append(view.reading)
         if req.cached is not None and not resolved.changed:
             for ev in req.cached.events:
                 self.events.append(ev)

@@ -114,6 +114,7 @@ class TurnView:
     reads: frozenset[str] = frozenset()  # subtask kinds that read the image (their results are text, not pixels)
     unreferenced: frozenset[str] = frozenset()  # kinds whose answer is checked for form only (no offline reference)
     region_note: str = ""
+    reading: str = ""  # how a reference in the instruction was read ("Read as “…” ('it' = …).")
     started: float = field(default_factory=time.perf_counter)
     plan: Plan | None = None
     planner_seconds: float = 0.0

@@ -167,8 +167,11 @@ class SqliteDatabase:
                 db.execute("ROLLBACK")
                 raise
         for p in self.path.parent.glob(self.path.name + "*"):  # the database and its WAL / shared-memory files
-            if p.stat().st_mode & 0o777 != FILE_MODE:
-                p.chmod(FILE_MODE)
+            try:
+                if p.stat().st_mode & 0o777 != FILE_MODE:
+                    p.chmod(FILE_MODE)
+            except FileNotFoundError:  # another process closed the last connection and SQLite removed its -wal/-shm
+                continue
         return len(migrations.MIGRATIONS)
 
     def integrity(self, quick: bool = True) -> list[str]:

@@ -52,6 +52,17 @@ class Estimates:
             n, s_sum, q_sum = self._obs.get((tool, kind), (0, 0.0, 0.0))
             self._obs[(tool, kind)] = (n + 1, s_sum + seconds, q_sum + quality)
 
+    def relabel(self, tool: str, kind: str, was: float, now: float) -> bool:
+        """Replace the quality `was` of one run these estimates observed by `now` (a person's verdict on its result:
+        1.0 accepted, 0.0 discarded), keeping the run count — the run is counted once. False, and nothing changes,
+        when they never observed (tool, kind) (another process ran it)."""
+        with self._lock:
+            n, s_sum, q_sum = self._obs.get((tool, kind), (0, 0.0, 0.0))
+            if n == 0:
+                return False
+            self._obs[(tool, kind)] = (n, s_sum, min(max(q_sum + float(now) - float(was), 0.0), float(n)))
+            return True
+
     def observed(self) -> dict[tuple[str, str], int]:
         with self._lock:
             return {k: v[0] for k, v in self._obs.items()}

@@ -2,6 +2,8 @@
 
 Task accuracy is the mean of a turn's subtask scores, overall accuracy the mean of the tasks (CoSTA*'s human
 evaluation); scores live in the store and export as CSV. With COSTA_AUTH set, the signed-in user is the evaluator.
+Below the scores, every proposal of the session (a result costa could not vouch for) with the person's verdict —
+accepted, discarded, refined, or still pending / superseded — who gave it and when; the CSV export holds them too.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 import gradio as gr
 
+from costa.bundle import iso_time
 from costa.errors import InputError
 from ui.state import Page, page_errors
 
@@ -34,10 +37,11 @@ class Evaluation:
     accuracy: gr.Markdown
     export: gr.Button
     csv: gr.File
+    verdicts: gr.Dataframe
 
     @property
     def outputs(self) -> list[Any]:
-        return [self.turn, self.detail, self.compare, self.subtask, self.table, self.accuracy, self.csv]
+        return [self.turn, self.detail, self.compare, self.subtask, self.table, self.accuracy, self.csv, self.verdicts]
 
     def wire(self, page: Page, everything: list[Any]) -> None:
         """Register the tab's refresher and connect its events (after every tab is built)."""
@@ -50,6 +54,7 @@ class Evaluation:
                 self.turn: gr.update(choices=core.versions.turn_choices(state.session_id, state.owner), value=None),
                 self.table: _rows(acc),
                 self.accuracy: _accuracy_md(acc),
+                self.verdicts: verdict_rows(core.proposals.rows(state.session_id, state.owner)),
             }
 
         page.add(self.outputs, refresh)
@@ -109,6 +114,19 @@ def _rows(acc: dict[str, Any]) -> list[list[Any]]:
     ]
 
 
+VERDICT_HEADERS = ["turn", "subtask", "tool", "context", "verdict", "who", "when", "why costa could not vouch"]
+
+
+def verdict_rows(rows: list[Any]) -> list[list[Any]]:
+    """The proposals table: one row per proposed subtask (`costa.session.verdicts.ProposalRow`)."""
+    out = []
+    for r in rows:
+        verdict = r.verdict + (f" (turn {r.refined_by})" if r.refined_by else "")
+        who = r.who or ("—" if r.when is None else "no login")
+        out.append([r.turn_number, r.subtask_id, r.tool, r.context, verdict, who, iso_time(r.when), r.reason])
+    return out
+
+
 def _accuracy_md(acc: dict[str, Any]) -> str:
     if acc["overall"] is None:
         return "_No scores yet._"
@@ -148,8 +166,17 @@ def build_evaluator() -> Evaluation:
                     elem_id="scores-table",
                 )
                 with gr.Row():
-                    export = gr.Button("Export scores (CSV)")
+                    export = gr.Button("Export scores and verdicts (CSV)")
                     csv = gr.File(label="Scores CSV", interactive=False)
+        gr.Markdown("**Proposals and verdicts** — results costa could not vouch for, and what you decided")
+        verdicts = gr.Dataframe(
+            headers=VERDICT_HEADERS,
+            value=[],
+            interactive=False,
+            wrap=True,
+            column_widths=["6%", "7%", "12%", "22%", "11%", "8%", "14%", "20%"],
+            elem_id="verdicts-table",
+        )
     return Evaluation(
-        turn, detail, compare, subtask, level, partial, comment, evaluator, save, table, accuracy, export, csv
+        turn, detail, compare, subtask, level, partial, comment, evaluator, save, table, accuracy, export, csv, verdicts
     )

@@ -39,6 +39,7 @@ from costa.session.proposals import SessionProposals
 from costa.session.run import Operation, TurnRun
 from costa.session.runtime import Runtimes, SessionRuntime
 from costa.session.turns import PlanResult, TurnOptions, Vocabulary, check_instruction, llm_client, region_warnings
+from costa.session.verdicts import VerdictFlow
 from costa.session.view import TurnView
 from costa.store import Session, SourceFile, Store, Version
 from costa.turn.records import UserRegion
@@ -102,7 +103,7 @@ class SessionCore:
         self.previews = Previews(services, self.store, self.vocabulary, self.client)
         self.versions = SessionHistory(self.store, services, self.previews, self.runtimes, self.writing)
         #: The pending proposal of each session (a result costa cannot vouch for) and the person's Accept / Discard.
-        self.proposals = SessionProposals(self.store, self.writing)
+        self.proposals = SessionProposals(self.store, self.writing, VerdictFlow(services, lambda: self._fast_slow))
         #: Subtask kinds the session carries out itself (kind → handler), not by searching tools (`TurnRun.act`).
         self.operations: dict[str, Operation] = {}
         self._client: Any = None

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from costa.agent import TurnEnv, run_turn
+from costa.errors import InputError
 from costa.eventlog import event_to_dict
 from costa.events import Event, LlmCall, PlanReady
 from costa.messages import plain_reasons
@@ -35,6 +36,7 @@ from costa.session.conversation import path_memory
 from costa.session.runtime import SessionRuntime
 from costa.session.targets import pointing_first, record_targets, target_panels
 from costa.session.turns import HISTORY_TURNS, PlanResult, plan_turn
+from costa.session.verdicts import trace_task
 from costa.session.view import GraphLayout, TurnView
 from costa.store import Session, Version
 from costa.turn.graphs import build_graph
@@ -119,8 +121,14 @@ class TurnRun:
             region = UserRegion(boxes=(self.resolved.box,))  # "make it red" acts where the turn it refers to did
         self.region = region
         base = self.head.id if self.head is not None else None
-        core.proposals.replaced(session.id)  # a new turn: a proposal nobody decided is no longer offered
+        refine = opts.action == "refine"
+        if refine and core.proposals.pending(session.id, req.owner) is None:
+            raise InputError("no proposal is waiting in this session: nothing to refine, nothing was changed")
+        if not refine:
+            core.proposals.replaced(session.id)  # a new turn: a proposal nobody decided is no longer offered
         self.turn_id = core.store.start_turn(session.id, base, req.instruction, None, self.params)
+        if refine:  # Refine: the pending proposal is recorded as refined by this turn (neither accepted nor discarded)
+            core.proposals.refined(session.id, req.owner, self.turn_id)
         view.turn_id, view.turn_number = self.turn_id, self.number
 
     def plan_step(self) -> Generator[tuple[TurnView, Event | None], None, PlanResult]:
@@ -172,7 +180,7 @@ class TurnRun:
         # Ask for pointing before anything runs, unless the user chose "do the rest" (the CLI always does: the
         # subtasks that do not depend on the unfound target run, and it exits 3).
         ask = pointing_first(core.services, plan, self.region) if opts.action != "rest" else None
-        env = TurnEnv(self.memory, self.control, runtime)
+        env = TurnEnv(self.memory, self.control, runtime, task=trace_task(self.turn_id))  # verdicts find its traces
         turn = ask or run_turn(core.services, self.req.image, plan, opts.config(), self.region, tg, env)
         for ev in turn:
             if isinstance(ev, PlanReady):

@@ -356,6 +356,21 @@ def _m8_proposals(db: Connection) -> None:
     )
 
 
+def _m9_verdict_observations(db: Connection) -> None:
+    """What a verdict needs to flow on (issue 18 part 2): the check quality the search recorded for the proposed
+    subtask's final tool and the machine kind whose observation log holds that run (NULL: the run lived only in a
+    process's estimates), so a verdict relabels that observation instead of counting a second one; and the turn that
+    refined a proposal (status "refined": the person pointed again and ran it once more)."""
+    ddl(
+        db,
+        """
+        ALTER TABLE verdicts ADD COLUMN quality REAL;
+        ALTER TABLE verdicts ADD COLUMN machine TEXT;
+        ALTER TABLE proposals ADD COLUMN refined_by INTEGER REFERENCES turns(id)
+        """,
+    )
+
+
 #: Schema history, oldest first. Append only: never edit or reorder a migration that has shipped.
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _m1_history,
@@ -366,4 +381,5 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _m6_identity_retention,
     _m7_campaigns,
     _m8_proposals,
+    _m9_verdict_observations,
 )

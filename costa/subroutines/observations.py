@@ -126,15 +126,28 @@ class ObservationLog:
             self.flush()
 
     def aggregates(self, machine: str | None = None) -> dict[tuple[str, str], tuple[int, float, float]]:
-        """(tool, kind) → (runs, total seconds, total quality) on `machine` (default: this machine's kind)."""
+        """(tool, kind) → (runs, total seconds, total quality) on `machine` (default: this machine's kind), each run
+        a person judged counted at the verdict's quality (1 accepted, 0 discarded) instead of its check's."""
         self.flush()
+        m = machine or machine_kind()
         with self._db() as db:
             rows = db.execute(
                 "SELECT tool, kind, COUNT(*) n, SUM(seconds) s, SUM(quality) q FROM tool_runs WHERE machine = ?"
                 " GROUP BY tool, kind",
-                (machine or machine_kind(),),
+                (m,),
             ).fetchall()
-        return {(r["tool"], r["kind"]): (int(r["n"]), float(r["s"]), float(r["q"])) for r in rows}
+            fixes = db.execute(
+                "SELECT tool, kind, SUM(CASE verdict WHEN 'accepted' THEN 1.0 ELSE 0.0 END - quality) d FROM verdicts"
+                " WHERE machine = ? AND quality IS NOT NULL AND verdict IN ('accepted', 'discarded')"
+                " GROUP BY tool, kind",
+                (m,),
+            ).fetchall()
+        fix = {(r["tool"], r["kind"]): float(r["d"] or 0.0) for r in fixes}
+        out = {}
+        for r in rows:
+            key, n = (r["tool"], r["kind"]), int(r["n"])
+            out[key] = (n, float(r["s"]), min(max(float(r["q"]) + fix.get(key, 0.0), 0.0), float(n)))
+        return out
 
     # ------------------------------------------------------------------------------------------- traces
     def record_trace(self, trace: Trace, machine: str | None = None) -> None:

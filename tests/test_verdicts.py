@@ -1,0 +1,160 @@
+"""People's verdicts flow on (issue 18 part 2): into the learned estimates and FaSTA*'s observations (relabelling the
+run the search recorded, never counting it twice), into the evaluator's rows and CSV, and Refine in the session core.
+
+A FAKE calibration table (costa/testing/calibration.py) that cannot vouch for recolouring makes the drawn disc's
+recolouring a proposal in every mode; everything else is real (the tools, the checks, the store).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from costa.config import Settings
+from costa.errors import InputError
+from costa.services import Services
+from costa.session import SessionCore, TurnOptions
+from costa.store import Store
+from costa.store.proposals import session_proposals, verdicts
+from costa.testing.calibration import write_fake_calibration
+from costa.types import Mask
+
+BOX = "26,14,44,44"
+
+
+def _disc() -> np.ndarray:
+    img = np.full((72, 96, 3), 120, np.uint8)
+    yy, xx = np.mgrid[:72, :96]
+    img[(yy - 36) ** 2 + (xx - 48) ** 2 < 18**2] = (200, 30, 30)
+    return img
+
+
+def _core(tmp_path: Path) -> tuple[SessionCore, str]:
+    table = write_fake_calibration(
+        tmp_path / "FAKE_no_recolour.csv",
+        leave_out=[("object_recoloration", "recolor_lab"), ("object_recoloration", "recolor_hsv")],
+    )
+    core = SessionCore(Services(Settings(home=tmp_path / "home", calibration_table=table)), Store(tmp_path / "s"))
+    src = tmp_path / "disc.png"
+    Image.fromarray(_disc()).save(src)
+    sid = core.new_session(None).id
+    core.upload(sid, None, src)
+    return core, sid
+
+
+def _turn(core: SessionCore, sid: str, text: str, mode: str = "lazy", **pointing: object) -> object:
+    opts = TurnOptions.validate(core.settings, None, None, mode, False, str(pointing.pop("action", "")))
+    req = core.prepare(sid, None, text, opts, **pointing)  # type: ignore[arg-type]
+    return [v for v, _ in core.run(req)][-1]
+
+
+def test_accept_and_discard_relabel_the_run_the_search_observed_without_counting_it_again(tmp_path: Path) -> None:
+    core, sid = _core(tmp_path)
+    est = core.services.estimates
+    _turn(core, sid, "make the object blue", box=BOX)
+    (sub,) = core.proposals.pending(sid, None).subtasks  # type: ignore[union-attr]
+    key = (sub.tool, sub.kind)
+    assert sub.quality is not None and 0.8 <= sub.quality <= 1.0  # the check quality the search recorded
+    runs, seconds, q = est._obs[key]
+    (v,) = core.proposals.accept(sid, None).verdicts
+    assert (v.verdict, v.quality, v.machine) == ("accepted", sub.quality, None)  # lazy: in memory only
+    assert est._obs[key] == (runs, seconds, pytest.approx(q + 1.0 - sub.quality))  # relabelled: 1.0, same count
+    _turn(core, sid, "make the object green", box=BOX)
+    (sub2,) = core.proposals.pending(sid, None).subtasks  # type: ignore[union-attr]
+    runs2, _, q2 = est._obs[(sub2.tool, sub2.kind)]
+    before = est.get(sub2.tool, sub2.kind)[1]
+    core.proposals.discard(sid, None)
+    assert est._obs[(sub2.tool, sub2.kind)][0] == runs2  # no run added
+    assert est._obs[(sub2.tool, sub2.kind)][2] == pytest.approx(q2 - sub2.quality)  # that run now counts 0.0
+    assert est.get(sub2.tool, sub2.kind)[1] < before  # the next search expects less of that tool here
+    core.close()
+
+
+def test_a_discarded_fast_slow_proposal_relabels_its_stored_run_and_fails_its_trace(tmp_path: Path) -> None:
+    from costa.subroutines.observations import ObservationLog, StoredEstimates, machine_kind
+
+    core, sid = _core(tmp_path)
+    view = _turn(core, sid, "make the object blue", "fast-slow", box=BOX)
+    assert view.status == "proposed"  # type: ignore[attr-defined]
+    (sub,) = core.proposals.pending(sid, None).subtasks  # type: ignore[union-attr]
+    log = ObservationLog(core.store)
+    key = (sub.tool, sub.kind)
+    n, _, q = log.aggregates()[key]
+    traces = [t for t in log.traces(sub.kind) if t.path[-1] == sub.tool]
+    assert [t.success for t in traces] == [True] and traces[0].task == f"turn-{view.turn_id}"  # type: ignore[attr-defined]
+    (v,) = core.proposals.discard(sid, None).verdicts
+    assert v.machine == machine_kind() and v.quality == sub.quality
+    n2, _, q2 = log.aggregates()[key]  # what the next process's StoredEstimates load
+    assert n2 == n and q2 == pytest.approx(q - sub.quality)
+    fresh = StoredEstimates(core.services.tables, log=log)
+    assert fresh._obs[key][2] == pytest.approx(q2)
+    assert core.fast_slow().estimates._obs[key][2] == pytest.approx(q2)  # this process's runtime, relabelled too
+    (t,) = [t for t in log.traces(sub.kind) if t.path[-1] == sub.tool]
+    assert not t.success and t.reason == "discarded by a person"  # induction learns no rule from it
+    core.close()
+
+
+def test_the_evaluator_rows_and_csv_list_each_proposal_with_its_verdict(tmp_path: Path) -> None:
+    core, sid = _core(tmp_path)
+    _turn(core, sid, "make the object blue", box=BOX)
+    core.proposals.accept(sid, None)
+    _turn(core, sid, "make the object green", box=BOX)
+    core.proposals.discard(sid, None)
+    _turn(core, sid, "make the object yellow", box=BOX)  # still pending
+    rows = core.proposals.rows(sid, None)
+    assert [(r.turn_number, r.verdict) for r in rows] == [(1, "accepted"), (2, "discarded"), (3, "pending")]
+    assert rows[0].when is not None and rows[2].when is None and rows[0].tool.startswith("recolor_")
+    assert "on flat graphics (medium region, box)" in rows[0].context
+    with pytest.raises(InputError):
+        core.proposals.rows(sid, "mallory")  # not hers
+    table = list(csv.DictReader(io.StringIO(core.versions.scores_csv(sid, None).read_text())))
+    got = [(r["record"], r["turn_id"], r["verdict"], bool(r["created"])) for r in table]
+    ids = [r.turn_id for r in rows]
+    assert got == [("verdict", str(ids[0]), "accepted", True), ("verdict", str(ids[1]), "discarded", True),
+                   ("verdict", str(ids[2]), "pending", False)]  # fmt: skip
+    assert "no real-photo evidence" in table[0]["reason"] and table[0]["instruction"] == "make the object blue"
+    core.close()
+
+
+def test_refine_runs_the_proposal_again_with_new_pointing_and_records_it_refined(tmp_path: Path) -> None:
+    core, sid = _core(tmp_path)
+    with pytest.raises(InputError, match="nothing to refine"):
+        core.proposals.refining(sid, None, ((), "", None))
+    first = _turn(core, sid, "make the object blue", box=BOX)
+    with pytest.raises(InputError, match="add a brush, more clicks or a box"):
+        core.proposals.refining(sid, None, ((), "", None))  # no pointing at all
+    with pytest.raises(InputError, match="add a brush, more clicks or a box"):
+        core.proposals.refining(sid, None, ((), BOX, None))  # the same box again: nothing would differ
+    pending = core.proposals.pending(sid, None)
+    assert pending is not None and pending.status == "pending"  # refused: unchanged
+    brush = np.zeros((72, 96), bool)
+    yy, xx = np.mgrid[:72, :96]
+    brush[(yy - 36) ** 2 + (xx - 48) ** 2 < 16**2] = True
+    text = core.proposals.refining(sid, None, ((), "", Mask(brush)))
+    assert text == "make the object blue"
+    again = _turn(core, sid, text, brush=Mask(brush), action="refine")
+    assert again.status == "proposed"  # type: ignore[attr-defined]  # judged like any turn (still no evidence)
+    old, new = session_proposals(core.store, sid)
+    assert (old.status, old.refined_by, new.status) == ("refined", again.turn_id, "pending")  # type: ignore[attr-defined]
+    assert old.turn_id == first.turn_id and new.subtasks[0].pointing == "brush"  # type: ignore[attr-defined]
+    (v,) = verdicts(core.store, sid)
+    assert v.verdict == "refined" and v.right is None
+    assert [r.verdict for r in core.proposals.rows(sid, None)] == ["refined", "pending"]
+    assert [ver.kind for ver in core.store.versions(sid)] == ["upload"]  # nothing saved by refining
+    core.proposals.accept(sid, None)  # the refined run's result, accepted
+    assert [ver.kind for ver in core.store.versions(sid)] == ["upload", "turn"]
+    core.close()
+
+
+def test_a_refine_with_nothing_pending_is_refused_before_a_turn_is_stored(tmp_path: Path) -> None:
+    core, sid = _core(tmp_path)
+    turns = len(core.store.turns(sid))
+    with pytest.raises(InputError, match="nothing to refine"):
+        _turn(core, sid, "make the object blue", box=BOX, action="refine")
+    assert len(core.store.turns(sid)) == turns and not core.busy(sid)
+    core.close()

@@ -7,10 +7,12 @@ what costa claimed — verified done, proposed (once the `SubtaskProposed` state
 turn's exit code and state, and judges the subtask's image against the truth (`costa.real.measures`). It
 prints, per kind and tool: the precision of "verified done", the share right among proposals, recall; overall
 rates; per reflection expert and dimension the AUC separating right from wrong. `--write` regenerates
-`tool_tables/calibration.csv` from the dev part (plus people's labelled verdicts in the store, when recorded).
+`tool_tables/calibration.csv` from the dev part alone (reproducible); `--verdicts [DIR]` adds a home's people's
+Accept / Discard verdicts as labelled cases and writes that home's own table (`bench.real_tables`).
 `--save DIR` writes a contact sheet per step: before | result | truth, the region outlined.
 
-    python -m costa bench real [--dev | --held-out] [--kinds removal,outpaint] [--n N] [--seed S] [--save DIR] [--write]
+    python -m costa bench real [--dev | --held-out] [--kinds removal,outpaint] [--n N] [--seed S] [--save DIR]
+                               [--write [--verdicts [DIR]] [--out FILE]]
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bench import real_tables
 
 #: Suite step kind → the costa subtask kinds that serve it.
 STEP_KINDS: dict[str, tuple[str, ...]] = {
@@ -314,7 +318,7 @@ def format_report(runs: Sequence[CaseRun], wall: float) -> str:
         shown = "n/a (one class only)" if a is None else f"{a:.2f}"
         out.append(f"  {key[0]:14} {key[1]:22} n={len(pairs):>4} AUC {shown}")
     out.append("  per subtask kind (a dimension votes there only at the bars of tool_tables/reflection_votes.csv):")
-    for r in sorted(votes_rows(steps), key=lambda r: (r.kind, r.expert, r.dimension)):
+    for r in sorted(real_tables.votes_rows(steps), key=lambda r: (r.kind, r.expert, r.dimension)):
         shown = "n/a (one class only)" if r.auc is None else f"{r.auc:.2f}"
         out.append(f"    {r.kind:22} {r.expert:14} {r.dimension:20} n={r.n:>4} right {r.right:>4} AUC {shown}")
     if wrong:
@@ -338,87 +342,6 @@ def _row(step: str, tool: str, group: Sequence[StepRun]) -> str:
     )
 
 
-# ----------------------------------------------------------------------------------------------- calibration
-
-
-def calibration_rows(steps: Sequence[StepRun], verdicts: Sequence[Any] = ()) -> list[Any]:
-    """Calibration rows per context from the dev steps whose checks all passed (verified or proposed) and from
-    people's verdicts (records with `context`, `right`)."""
-    from costa.calibration import CalibrationRow, StepContext
-
-    counts: dict[StepContext, list[int]] = {}
-    sources: dict[StepContext, set[str]] = {}
-    for s in steps:
-        if s.claim not in ("verified", "proposed") or not s.kind or not s.tool or not s.judged:
-            continue
-        ctx = StepContext(s.kind, s.tool, s.content, s.region, s.pointing)
-        c = counts.setdefault(ctx, [0, 0])
-        c[0] += 1
-        c[1] += int(s.right)
-        sources.setdefault(ctx, set()).add("bench")
-    for v in verdicts:
-        c = counts.setdefault(v.context, [0, 0])
-        c[0] += 1
-        c[1] += int(v.right)
-        sources.setdefault(v.context, set()).add("person")
-    rows = []
-    for ctx, (n, right) in counts.items():
-        src = sources[ctx]
-        rows.append(CalibrationRow(ctx, n, right, "bench+person" if len(src) == 2 else next(iter(src))))
-    return rows
-
-
-def votes_rows(steps: Sequence[StepRun]) -> list[Any]:
-    """Per (expert, dimension, subtask kind): how many judged dev results it scored, how many were right, and the
-    AUC of its score separating them (`costa.reflect.votes`), from the steps reflection judged (verified or
-    proposed). Expert means and the aggregate are reported, not written: only dimensions vote."""
-    from costa.reflect.votes import VoteRow
-
-    pairs: dict[tuple[str, str, str], list[tuple[float, bool]]] = {}
-    for s in steps:
-        if s.claim not in ("verified", "proposed") or not s.kind or not s.judged:
-            continue
-        for (expert, dim), score in s.experts.items():
-            if dim != "mean" and expert != "aggregate":
-                pairs.setdefault((expert, dim, s.kind), []).append((score, s.right))
-    rows = []
-    for (expert, dim, kind), got in pairs.items():
-        a = auc([g[0] for g in got], [g[1] for g in got])
-        rows.append(VoteRow(expert, dim, kind, len(got), sum(g[1] for g in got), a, "bench"))
-    return rows
-
-
-def person_verdicts(home: Path) -> list[Any]:
-    """People's Accept / Discard of proposals, as labelled cases, from the store under `home` — read from the
-    `verdicts` table the proposal plumbing writes (columns kind, tool, content, region, pointing, verdict) when it
-    exists; none before that."""
-    import sqlite3
-
-    from costa.calibration import StepContext
-
-    db = home / "costa.db"
-    if not db.is_file():
-        return []
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        names = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
-        if "verdicts" not in names:
-            return []
-        cols = {r[1] for r in con.execute("pragma table_info(verdicts)")}
-        if not {"kind", "tool", "content", "region", "pointing", "verdict"} <= cols:
-            return []
-        rows = con.execute("select kind, tool, content, region, pointing, verdict from verdicts").fetchall()
-    finally:
-        con.close()
-
-    @dataclass(frozen=True)
-    class Verdict:
-        context: StepContext
-        right: bool
-
-    return [Verdict(StepContext(*r[:5]), str(r[5]).lower() in ("accept", "accepted")) for r in rows]
-
-
 # ------------------------------------------------------------------------------------------------------- runner
 
 HELP = "real-photo ground-truth suite: costa's claims against the truth, precision of 'done', calibration table"
@@ -433,7 +356,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=None, help="at most N cases per kind (drawn by --seed)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", default="", help="write a contact sheet per step into this folder")
-    p.add_argument("--write", action="store_true", help="regenerate tool_tables/calibration.csv from the dev part")
+    real_tables.add_arguments(p)  # --write, --verdicts, --out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -450,6 +373,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--n must be at least 1, got {args.n}")
     if args.write and args.held_out:
         raise InputError("--write takes the dev part only: the held-out part is never tuned on")
+    if (args.out or args.verdicts is not None) and not args.write:
+        raise InputError("--verdicts and --out say what --write writes: add --write")
     part = "held_out" if args.held_out else "dev" if (args.dev or args.write) else None
     if benchmarks_dir() is None:
         print("note: ../shared/benchmarks is absent (COSTA_BENCHMARKS_DIR): only scikit-image's photos are used")
@@ -460,15 +385,12 @@ def run(args: argparse.Namespace) -> int:
     save = Path(args.save) if args.save else None
     if save is not None:
         save.mkdir(parents=True, exist_ok=True)
-    from costa.config import Settings
-
-    home = Settings.from_env().home  # people's verdicts live in the user's store, not the bench's throwaway one
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="costa-real-") as scratch:
         runs = _run_all(cases, Path(scratch), build_case, save)
     print(format_report(runs, time.perf_counter() - t0))
     if args.write:
-        _write([s for r in runs for s in r.steps if r.part == "dev"], len(runs), home)
+        real_tables.write_tables([s for r in runs for s in r.steps if r.part == "dev"], len(runs), args)
     return 0
 
 
@@ -491,27 +413,3 @@ def _run_all(cases: Sequence[Any], scratch: Path, build: Any, save: Path | None)
     finally:
         core.close()
     return runs
-
-
-def _write(steps: Sequence[StepRun], n_cases: int, home: Path) -> None:
-    from costa.calibration import CALIBRATION_FILE, format_calibration, load_calibration
-
-    verdicts = person_verdicts(home)
-    rows = calibration_rows(steps, verdicts)
-    old = load_calibration()
-    note = f"From {n_cases} dev cases ({len(steps)} subtasks) and {len(verdicts)} person verdicts."
-    CALIBRATION_FILE.write_text(format_calibration(old.min_cases, rows, note), encoding="utf-8")
-    print(f"wrote {CALIBRATION_FILE} ({len(rows)} contexts; {note})")
-    write_votes(steps, n_cases)
-
-
-def write_votes(steps: Sequence[StepRun], n_cases: int) -> None:
-    """Regenerate tool_tables/reflection_votes.csv from the dev steps, keeping the table's bars."""
-    from costa.reflect.votes import VOTES_FILE, format_votes, load_votes
-
-    old = load_votes()
-    rows = votes_rows(steps)
-    voting = [r for r in rows if old.vote(r.expert, r.dimension, r.kind).votes]
-    note = f"From {n_cases} dev cases ({len(steps)} subtasks)."
-    VOTES_FILE.write_text(format_votes(old.min_auc, old.min_each, rows, note), encoding="utf-8")
-    print(f"wrote {VOTES_FILE} ({len(rows)} rows, {len(voting)} voting; {note})")

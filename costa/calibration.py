@@ -4,7 +4,8 @@ A step's check passing is evidence only as far as that check has been measured o
 the same context: the subtask kind, the final tool, photo or flat graphic, the region's size and how the user pointed
 (`StepContext`). `tool_tables/calibration.csv` holds, per context, how many real cases passed their checks and how
 many of those were right against the truth (written by `python -m costa bench real --write` from the real-photo
-suite's dev part and from people's Accept / Discard verdicts). `Calibration.vouch` says *verified* only where that
+suite's dev part alone; `--verdicts` adds a home's people's Accept / Discard verdicts and writes that home's own
+table, `bench/real_tables.py`). `Calibration.vouch` says *verified* only where that
 exact context has at least `MIN_CASES` passed real cases (a constant in the table's header comment) and their
 precision (right among passed) is at least `MIN_PRECISION`; anywhere else it says why it cannot vouch, in one
 sentence the user reads.
@@ -235,8 +236,8 @@ def format_calibration(min_cases: int, rows: list[CalibrationRow], note: str = "
     out = [
         f"# MIN_CASES={min_cases}: a context is verified only with at least this many passed real cases, "
         f"{MIN_PRECISION:.0%} of them right (costa/calibration.py).",
-        "# Written by `python -m costa bench real --write` from the real-photo suite's dev part and people's verdicts;"
-        " do not edit by hand.",
+        "# Written by `python -m costa bench real --write` from the real-photo suite's dev part (with --verdicts: and"
+        " a home's people's verdicts); do not edit by hand.",
     ]
     if note:
         out.append(f"# {note}")

@@ -176,7 +176,7 @@ def test_accepting_a_proposal_saves_it_as_the_current_version_and_records_the_ve
 
 
 def test_discarding_a_proposal_leaves_image_and_history_and_records_the_verdict(tmp_path: Path) -> None:
-    from bench.real import person_verdicts
+    from bench.real_tables import person_verdicts
     from costa.store.proposals import verdicts
 
     core, sid = _proposing_core(tmp_path)

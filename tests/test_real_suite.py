@@ -12,7 +12,8 @@ import cv2
 import numpy as np
 import pytest
 
-from bench.real import StepRun, auc, calibration_rows
+from bench.real import StepRun, auc
+from bench.real_tables import calibration_rows
 from costa.real.cases import (
     KINDS,
     Truth,

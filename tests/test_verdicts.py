@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +28,7 @@ from costa.testing.calibration import write_fake_calibration
 from costa.types import Mask
 
 BOX = "26,14,44,44"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _disc() -> np.ndarray:
@@ -158,3 +162,52 @@ def test_a_refine_with_nothing_pending_is_refused_before_a_turn_is_stored(tmp_pa
         _turn(core, sid, "make the object blue", box=BOX, action="refine")
     assert len(core.store.turns(sid)) == turns and not core.busy(sid)
     core.close()
+
+
+# ------------------------------------------------------------------------------ verdicts in `bench real --write`
+
+
+def _bench_real(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COSTA_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    env.setdefault("COSTA_BENCHMARKS_DIR", "/nonexistent")  # scikit-image's photos when the benchmarks are absent
+    cmd = [sys.executable, "-m", "costa", "bench", "real", "--dev", "--kinds", "adjust", "--n", "1", "--seed", "3"]
+    return subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
+
+
+def test_bench_real_write_counts_a_homes_verdicts_only_when_asked(tmp_path: Path) -> None:
+    """Through `python -m costa bench real`: a home with one accepted, one discarded and one refined proposal.
+    `--write` alone ignores them (the shipped table is the bench's alone); `--write --verdicts` counts the accept as
+    right and the discard as wrong in their context (the refine is no case) and writes the home's own table."""
+    from costa.calibration import CALIBRATION_FILE, StepContext, load_calibration
+
+    core, sid = _core(tmp_path)
+    home = tmp_path / "s"  # the store the session core wrote: a home whose verdicts the bench may read
+    _turn(core, sid, "make the object blue", box=BOX)
+    core.proposals.accept(sid, None)
+    _turn(core, sid, "make the object green", box=BOX)
+    core.proposals.discard(sid, None)
+    _turn(core, sid, "make the object yellow", box=BOX)
+    _turn(core, sid, "make the object yellow", box="24,12,48,48", action="refine")
+    core.close()
+    (v,) = {(x.kind, x.tool, x.content, x.region, x.pointing) for x in verdicts(Store(home)) if x.right is not None}
+    ctx = StepContext(*v)
+    shipped = CALIBRATION_FILE.read_text()
+
+    alone = tmp_path / "alone.csv"
+    r = _bench_real(home, "--write", "--out", str(alone))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert CALIBRATION_FILE.read_text() == shipped  # --out: the shipped table untouched
+    assert ctx not in load_calibration(alone).rows and "alone (no person verdicts)" in alone.read_text()
+
+    r = _bench_real(home, "--write", "--verdicts", str(home))
+    assert r.returncode == 0, r.stdout + r.stderr
+    mine = home / "calibration.csv"  # the home's own table, not the shipped one
+    assert CALIBRATION_FILE.read_text() == shipped and f"COSTA_CALIBRATION_TABLE={mine}" in r.stdout
+    row = load_calibration(mine).rows[ctx]
+    assert (row.cases, row.right, row.source) == (2, 1, "person")  # accepted right, discarded wrong, refined none
+    assert f"2 person verdicts from {home}" in mine.read_text()
+    bench_rows = {c for c, x in load_calibration(alone).rows.items() if x.source == "bench"}
+    assert bench_rows <= set(load_calibration(mine).rows)  # the bench's cases are in both
+
+    r = _bench_real(home, "--verdicts")
+    assert r.returncode != 0 and "add --write" in r.stderr

@@ -274,16 +274,20 @@ def rerun_command(turn: Turn, settings: Settings, has_mask: bool = False, image:
 def scores_csv(store: Store, session_id: str) -> str:
     """The session's evaluator scores as CSV, with each task's accuracy and the overall accuracy, then one row per
     proposed subtask (`record` "verdict"): its final tool and context, why costa could not vouch for it, and the
-    person's verdict (accepted / discarded / refined, or the proposal's status while undecided) with who and when."""
+    person's verdict (accepted / discarded / refined, or the proposal's status while undecided) with who and when.
+
+    `session` is the session's export name (the page's status line shows the same), `turn` the turn's number within
+    the session (as the page and the evaluator tab show it), `turn_id` the store's id (the API's)."""
     from costa.session.verdicts import proposal_rows
 
     turns = {t.id: t for t in store.turns(session_id)}
+    numbers = {tid: i for i, tid in enumerate(turns, 1)}
     scores = store.scores(session_id)
     tasks, overall = accuracy(scores)
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(
-        ["session", "record", "turn_id", "instruction", "subtask_id", "kind", "score", "level", "comment",
+        ["session", "record", "turn", "turn_id", "instruction", "subtask_id", "kind", "score", "level", "comment",
          "evaluator", "task_accuracy", "overall_accuracy", "tool", "context", "verdict", "reason", "created"]
     )  # fmt: skip
     name = export_name(session_id)
@@ -293,14 +297,14 @@ def scores_csv(store: Store, session_id: str) -> str:
         level = "full" if s.score == 1.0 else ("fail" if s.score == 0.0 else "partial")
         w.writerow(
             csv_cell(c)
-            for c in [name, "score", s.turn_id, turn.instruction if turn else "", s.subtask_id,
-                      kinds.get(s.subtask_id, ""), s.score, level, s.comment, s.evaluator, tasks.get(s.turn_id),
-                      overall, "", "", "", "", iso_time(s.created)]
+            for c in [name, "score", numbers.get(s.turn_id, ""), s.turn_id, turn.instruction if turn else "",
+                      s.subtask_id, kinds.get(s.subtask_id, ""), s.score, level, s.comment, s.evaluator,
+                      tasks.get(s.turn_id), overall, "", "", "", "", iso_time(s.created)]
         )  # fmt: skip
     for r in proposal_rows(store, session_id):
         w.writerow(
             csv_cell(c)
-            for c in [name, "verdict", r.turn_id, r.instruction, r.subtask_id, r.kind, "", "", "", r.who, "", "",
-                      r.tool, r.context, r.verdict, r.reason, iso_time(r.when)]
+            for c in [name, "verdict", numbers.get(r.turn_id, ""), r.turn_id, r.instruction, r.subtask_id, r.kind, "",
+                      "", "", r.who, "", "", r.tool, r.context, r.verdict, r.reason, iso_time(r.when)]
         )  # fmt: skip
     return buf.getvalue()

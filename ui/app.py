@@ -4,7 +4,8 @@
 `build_ui(services)` makes the Blocks; `queue_kwargs` / `launch_kwargs` say how app.py should serve it. Nothing here
 runs at import and there is no module-level state: the shared `Services` is passed in, the core is made inside
 `build_ui`, and each browser tab has its own `UiState` in `gr.State`. The browser keeps a sealed token of its session
-ids (`gr.BrowserState`), so a page refresh reopens the same history from the store.
+ids and the edit settings (`gr.BrowserState`), so a page refresh reopens the same history from the store with the
+same α, threshold, search mode and reflection switch (`ui.restore`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ui.evaluator import build_evaluator
 from ui.history import build_history, wire_history
 from ui.models_panel import build_models
 from ui.overlays import gpu_present, llm_line, status_line
+from ui.restore import POLL_SECONDS, restore, wire_restore
 from ui.state import ASSETS, Page, UiState, page_errors
 
 log = logging.getLogger(__name__)
@@ -107,6 +109,7 @@ def build_ui(services: Services, core: SessionCore | None = None) -> gr.Blocks:
     with gr.Blocks(title="costa", analytics_enabled=False, delete_cache=(min(300, age // 3), age)) as demo:
         browser = gr.BrowserState({}, storage_key="costa-session", secret=BROWSER_STATE_KEY)
         ui = gr.State(None)
+        timer = gr.Timer(POLL_SECONDS, active=False)  # redraws once a turn running when the page loaded has ended
         page = Page(core, ui, owner_of)
         gr.Markdown(
             "# costa · cost-aware image editing\nPlan → cheapest *good* tool path (A\\*) → every step checked. "
@@ -123,7 +126,7 @@ def build_ui(services: Services, core: SessionCore | None = None) -> gr.Blocks:
         add_api(core, owner_of)
 
         def stored(state: UiState) -> dict[str, Any]:
-            return {"token": sealer.seal([state.session_id, *state.known])}
+            return {"token": sealer.seal([state.session_id, *state.known]), "prefs": dict(state.prefs)}
 
         def refresh_status(state: UiState) -> dict[Any, Any]:
             return {
@@ -143,24 +146,18 @@ def build_ui(services: Services, core: SessionCore | None = None) -> gr.Blocks:
             session = core.open_session(ids[0] if ids else None, owner)
             state = UiState(session_id=session.id, owner=owner)
             state.known = list(dict.fromkeys([session.id, *ids]))[:10]
-            views = core.versions.turn_views(session.id, owner)
-            state.past = [m for v in views for m in _chat(v)]
-            state.last_view = views[-1] if views else None
+            settings_shown = restore(core, state, value.get("prefs") if isinstance(value, dict) else None, edit, timer)
             core.runtimes.bind(getattr(request, "session_hash", None), session.id)
-            return {ui: state, **page.snapshot(state)}
+            return {ui: state, **page.snapshot(state), **settings_shown}
 
         def on_unload(request: gr.Request) -> None:
-            core.runtimes.unbind(getattr(request, "session_hash", None))
+            core.left(getattr(request, "session_hash", None))  # a turn this tab started is stopped, and says so
 
         wire_edit(edit, page, browser, everything)
         wire_history(history, page, browser, edit.undo, edit.redo, everything)
         evaluation.wire(page, everything)
-        demo.load(on_load, [browser], everything, api_visibility="private")
+        wire_restore(edit, page, browser, stored, timer, everything)
+        restored = [edit.alpha, edit.threshold, edit.mode, edit.reflect, timer]
+        demo.load(on_load, [browser], [*everything, *restored], api_visibility="private")
         demo.unload(on_unload)
     return demo
-
-
-def _chat(view: Any) -> list[dict[str, Any]]:
-    from ui.render import chat_messages
-
-    return chat_messages(view)

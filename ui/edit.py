@@ -137,13 +137,23 @@ def build_edit(settings: Any) -> EditTab:
                 proposal = PV.action_row()  # a result costa cannot vouch for: Accept / Discard
                 with gr.Row():
                     alpha = gr.Slider(
-                        0.0, 2.0, value=settings.alpha, step=0.1, label="α: 0 = best quality … 2 = fastest"
+                        0.0,
+                        2.0,
+                        value=settings.alpha,
+                        step=0.1,
+                        label="α: 0 = best quality … 2 = fastest",
+                        elem_id="alpha",
                     )
                     threshold = gr.Slider(
-                        0.0, 1.0, value=settings.threshold, step=0.05, label="Quality threshold per step"
+                        0.0,
+                        1.0,
+                        value=settings.threshold,
+                        step=0.05,
+                        label="Quality threshold per step",
+                        elem_id="threshold",
                     )
                 mode = gr.Radio(
-                    [(label, key) for key, label in MODES.items()], value="lazy", label="Search mode",
+                    [(label, key) for key, label in MODES.items()], value="lazy", label="Search mode", elem_id="mode",
                     info="FaSTA* fast–slow runs a learned subroutine first; the chat says which rule served each "
                     "subtask, or why the local A* did.",
                 )  # fmt: skip
@@ -333,7 +343,9 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         return predict(state, text, a, box_text)
 
     @page_errors
-    def on_send(state: UiState, text: str, a: float, th: float, box_text: str, m: str, r: bool = True) -> Any:
+    def on_send(
+        state: UiState, text: str, a: float, th: float, box_text: str, m: str, r: bool, request: gr.Request
+    ) -> Any:
         if state is None:
             raise InputError("the page is still loading: try again in a moment")
         action, state.action = state.action, ""
@@ -345,7 +357,8 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         totals = R.session_totals(core.versions.session_totals(state.session_id))
         first, view = True, None
         seen: list[Any] = []
-        for what, item in P.with_progress(lambda on_progress: core.run(req, on_progress)):
+        tab_id = getattr(request, "session_hash", None)  # this tab: closing or reloading it stops the turn
+        for what, item in P.with_progress(lambda on_progress: core.run(req, on_progress, tab_id)):
             if what == "progress":  # a stepped tool's progress, while its call runs
                 yield {tab.progress: P.bar_update(item)}
                 continue

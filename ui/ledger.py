@@ -41,6 +41,8 @@ def ledger_markdown(view: TurnView | None, session: Mapping[str, float] | None =
             parts.append("\n".join(rows))
         if view.plan is not None and view.plan.subtasks:
             rows = ["| subtask | kind | path | runs | retries | tool-s | quality |", "|---|---|---|---|---|---|---|"]
+            if view.served:  # fast–slow mode: the learned rule (or the local A*) that served each subtask
+                rows = [rows[0] + " served by |", rows[1] + "---|"]
             for s in view.plan.subtasks:
                 mine = [c for c in view.calls if c.subtask_id == s.id]
                 done = view.done_subtasks.get(s.id)
@@ -51,7 +53,10 @@ def ledger_markdown(view: TurnView | None, session: Mapping[str, float] | None =
                 tool_seconds = sum(c.seconds or 0 for c in mine)
                 retries = sum(1 for c in mine if c.attempt > 0)
                 name = view.names.get(s.kind, s.kind)
-                rows.append(f"| {s.id} | {name} | {path} | {len(mine)} | {retries} | {tool_seconds:.3f} | {q} |")
+                row = f"| {s.id} | {name} | {path} | {len(mine)} | {retries} | {tool_seconds:.3f} | {q} |"
+                if view.served:
+                    row += f" {_cell(view.served.get(s.id, '—'))} |"
+                rows.append(row)
             parts.append("\n".join(rows))
     if session:
         parts.append(
@@ -60,6 +65,11 @@ def ledger_markdown(view: TurnView | None, session: Mapping[str, float] | None =
             f"{session.get('llm_tokens', 0):.0f} LLM tokens · wall {session.get('seconds', 0):.2f} s"
         )
     return "\n\n".join(parts) or "_Costs appear here as tools run._"
+
+
+def _cell(text: str) -> str:
+    """Text safe in one Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def session_totals(summaries: Iterable[Mapping[str, Any]]) -> dict[str, float]:

@@ -99,8 +99,15 @@ def updates(core: Any, state: Any, row: Any, note: Any, slider: Any) -> dict[Any
 
 def decided_message(decided: Any, number: int | None) -> dict[str, Any]:
     """The chat's line after Accept or Discard."""
-    if decided.version is not None:
-        text = f"✔ **Accepted** — saved as version **v{number or decided.version.id}** (undo goes back)."
+    version = decided.version.id if decided.version is not None else None
+    return verdict_message("accepted" if version is not None else "discarded", number or version)
+
+
+def verdict_message(verdict: str, number: int | None) -> dict[str, Any]:
+    """The chat's line for a decided proposal ("accepted", saved as version `number`, or "discarded"): said after
+    the click, and again under its turn when the page is reloaded."""
+    if verdict == "accepted":
+        text = f"✔ **Accepted** — saved as version **v{number}** (undo goes back)."
     else:
         text = "✖ **Discarded** — the image and the history are as they were before that turn."
     return {"role": "assistant", "content": text}

@@ -76,6 +76,8 @@ def subtask_title(plan: Plan, sid: str, names: Mapping[str, str]) -> str:
 
 
 def _verdict(row: CallRow, threshold: float) -> tuple[str, str]:
+    if row.stopped:  # Stop (or a reload) ended it: neither passed nor failed, as the ledger says
+        return "stopped", "**Stopped** before its check: the result of this call was dropped."
     if row.passed is None:
         return "running…", ""
     mark = "✅ passed" if row.passed else "❌ failed"
@@ -173,7 +175,7 @@ def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]
         meta["status"] = "pending"
     done = view.done_subtasks.get(sid)
     if done is not None:
-        meta["log"] = f"quality {done.quality:.2f}"
+        meta["log"] = f"quality {done.quality:.2f}" + (f" · {view.served[sid]}" if sid in view.served else "")
         body = f"Done via **{' → '.join(done.tools)}** · quality {done.quality:.2f}"
         if done.subtask_kind in view.unreferenced:
             body = (
@@ -318,7 +320,8 @@ def final_text(view: TurnView) -> str:
         )
     t = view.totals()
     if view.status == "stopped":
-        lines.append(f"⏹️ **Stopped** after {t['executions']:.0f} tool run(s); the image is unchanged.")
+        why = " when the page was reloaded or closed" if view.stopped_by == "left" else ""
+        lines.append(f"⏹️ **Stopped{why}** after {t['executions']:.0f} tool run(s); the image is unchanged.")
     elif view.outcome is not None:
         cost = f"{t['executions']:.0f} tool run(s), {t['tool_seconds']:.2f} tool-seconds, turn {t['seconds']:.2f} s"
         if view.status == "unverified":
@@ -356,6 +359,8 @@ def final_text(view: TurnView) -> str:
             lines.append(f"New version **v{number}** (undo returns to the previous one).")
     elif view.status == "failed" and not lines:
         lines.append("❌ Nothing could be done.")
+    if view.served:  # fast–slow mode: which learned rule (or the local A*) served each subtask
+        lines.append("**Served by (fast–slow):** " + " · ".join(f"{sid}: {how}" for sid, how in view.served.items()))
     return "\n\n".join(lines)
 
 

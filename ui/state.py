@@ -57,16 +57,18 @@ class UiState:
     exported: bool = False  # download links are on screen (cleared when the session changes)
     drawn: dict[str, str] = field(default_factory=dict)  # element id -> the diagram Markdown last sent to it
     action: str = ""  # the follow-up on an unverified target that the next Send runs ("edit_region", "rest")
+    prefs: dict[str, Any] = field(default_factory=dict)  # the edit settings kept in the browser (ui.restore)
 
     def clear_pointing(self) -> None:
         """Forget clicks and the brush mask (the image they were made on is no longer current)."""
         self.clicks, self.brush = [], None
 
     def fresh(self, session_id: str) -> UiState:
-        """A state for another session in the same tab (pointing, plans, chat and links are not carried over)."""
+        """A state for another session in the same tab (pointing, plans, chat and links are not carried over; the
+        edit settings are)."""
         new = UiState(session_id=session_id, owner=self.owner, known=[session_id, *self.known][:10])
         new.known = list(dict.fromkeys(new.known))
-        new.brush_open = self.brush_open
+        new.brush_open, new.prefs = self.brush_open, dict(self.prefs)
         return new
 
 

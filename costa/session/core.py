@@ -37,7 +37,7 @@ from costa.session.history import SessionHistory
 from costa.session.preview import Previews
 from costa.session.proposals import SessionProposals
 from costa.session.run import Operation, TurnRun
-from costa.session.runtime import Runtimes, SessionRuntime
+from costa.session.runtime import STOPPED_BY_LEFT, STOPPED_BY_STOP, Runtimes, SessionRuntime
 from costa.session.turns import PlanResult, TurnOptions, Vocabulary, check_instruction, llm_client, region_warnings
 from costa.session.verdicts import VerdictFlow
 from costa.session.view import TurnView
@@ -313,12 +313,13 @@ class SessionCore:
         )
 
     def run(
-        self, req: TurnRequest, on_progress: Callable[[Event], None] | None = None
+        self, req: TurnRequest, on_progress: Callable[[Event], None] | None = None, tab: str | None = None
     ) -> Iterator[tuple[TurnView, Event | None]]:
         """Run a prepared turn, yielding (view, event) as it goes (event None for a redraw without a new event).
 
         `on_progress` receives `ToolProgress` events (diffusion steps, tools' LLM calls) as they happen, from inside
-        the tool call; Stop interrupts such a call between its steps.
+        the tool call; Stop interrupts such a call between its steps. `tab` is the browser connection that runs the
+        turn (the page's): when that tab goes away the turn is stopped (`left`).
 
         Raises:
             InputError: a turn is already running in the session, or its current image changed since `prepare`.
@@ -339,6 +340,7 @@ class SessionCore:
             if req.base is not None and session.head != req.base.id:
                 raise InputError("the current image changed while this request waited: send it again")
             rt.stop.clear()
+            rt.stop_reason, rt.tab = "", tab
             yield from self._run_locked(session, rt, req, on_progress)
         finally:
             rt.running = False
@@ -359,8 +361,24 @@ class SessionCore:
         rt = self.runtime(session_id)
         if not rt.running:
             return False
+        rt.stop_reason = rt.stop_reason or STOPPED_BY_STOP
         rt.stop.set()
         return True
+
+    def left(self, connection: str | None) -> list[str]:
+        """A browser tab went away (closed or reloaded): stop the turns it started that still run (each ends
+        "stopped", and says so when its session is shown again: `stopped_by` is `STOPPED_BY_LEFT`), and forget the
+        tab. A turn another tab started keeps running. Returns the sessions whose turn was stopped."""
+        if not connection:
+            return []
+        stopped = self.runtimes.started_by(connection)
+        for sid in stopped:
+            rt = self.runtime(sid)
+            rt.stop_reason = rt.stop_reason or STOPPED_BY_LEFT
+            rt.stop.set()
+            log.info("the page that ran a turn went away: stopping it")
+        self.runtimes.unbind(connection)
+        return stopped
 
 
 def source_file(data: bytes) -> SourceFile | None:

@@ -29,6 +29,11 @@ from costa.types import Plan
 
 #: Versions listed in the gallery and the version tree (the newest).
 SHOWN_VERSIONS = 60
+#: A stored turn that is still running in this process, shown by a page that did not start it (or was reloaded).
+STILL_RUNNING = (
+    "⏳ This turn is still running: it started before this page was loaded (in another tab, or before a reload). "
+    "Its result appears here when it ends."
+)
 
 
 @dataclass(frozen=True)
@@ -213,11 +218,15 @@ class SessionHistory:
             ev = event_from_dict(d)
             if ev is not None:
                 view.apply(ev)
-        if turn.status in ("running", "interrupted"):
+        if turn.status == "running" and self.runtimes.busy(turn.session_id):
+            view.status = "searching"  # in this process, right now (another tab's, or the page was just reloaded)
+            view.notes.append(STILL_RUNNING)
+        elif turn.status in ("running", "interrupted"):
             view.status = "stopped"
             view.notes.append("This turn was interrupted (the app stopped while it ran); the image is unchanged.")
         else:
             view.status = turn.status
+            view.stopped_by = str(turn.summary.get("stopped_by", "")) if turn.status == "stopped" else ""
         view.result_version = turn.result_version
         self.previews.after_turn_pointing(view, p.get("given", ()))
         from costa.session.targets import target_panels

@@ -29,6 +29,7 @@ from costa.store.proposals import (
     ProposedSubtask,
     Verdict,
     decide_proposal,
+    decided_proposals,
     keep_proposal,
     pending_proposal,
     supersede_pending,
@@ -86,6 +87,11 @@ class SessionProposals:
         """The caller's session's pending proposal, or None."""
         session = self.store.session(session_id, owner)
         return pending_proposal(self.store, session.id)
+
+    def decided(self, session_id: str, owner: str | None) -> dict[int, Proposal]:
+        """The caller's session's accepted or discarded proposals by the turn that made them (images not loaded)."""
+        session = self.store.session(session_id, owner)
+        return {p.turn_id: p for p in decided_proposals(self.store, session.id)}
 
     def accept(self, session_id: str, owner: str | None) -> Decided:
         """Save the pending proposal as a version (the new current image) and record the person's verdict.

@@ -33,7 +33,7 @@ from costa.pointing import describe_region
 from costa.reflect.report import chat_note
 from costa.reflect.session import remember_turn
 from costa.session.conversation import path_memory
-from costa.session.runtime import SessionRuntime
+from costa.session.runtime import STOPPED_BY_LEFT, STOPPED_BY_STOP, SessionRuntime
 from costa.session.targets import pointing_first, record_targets, target_panels
 from costa.session.turns import HISTORY_TURNS, PlanResult, plan_turn
 from costa.session.verdicts import trace_task
@@ -86,8 +86,9 @@ class TurnRun:
         except ToolStoppedError:  # Stop pressed while planning's LLM call or reflection's experts ran
             self.status = "stopped"
             self.view.stop()
-        except GeneratorExit:
+        except GeneratorExit:  # whoever ran the turn stopped reading it: the page was reloaded or closed
             self.status = "stopped"
+            self.rt.stop_reason = self.rt.stop_reason or STOPPED_BY_LEFT
             self.view.stop()
             raise
         finally:
@@ -234,11 +235,15 @@ class TurnRun:
         """The turn's record in the store: events, totals, results, what was skipped or not verified, the plan."""
         view = self.view
         summary: dict[str, Any] = {**view.totals(), "ok": bool(view.outcome and view.outcome.ok)}
+        if self.status == "stopped":  # Stop, or the page that ran it went away: the chat says which
+            view.stopped_by = summary["stopped_by"] = self.rt.stop_reason or STOPPED_BY_STOP
         if view.outcome is not None:
             summary["results"] = dict(view.outcome.results)
             summary["skipped"] = dict(view.outcome.skipped)
             summary["unverified"] = dict(view.outcome.unverified)
             summary["proposed"] = dict(view.outcome.proposed)
+        if view.served:  # fast–slow mode: the rule (or the local A*) that served each subtask
+            summary["served"] = dict(view.served)
         if view.path is not None:
             summary["path"] = [list(p) for p in view.path.path]
         record_targets(self.core.store, self.turn_id, self.events)

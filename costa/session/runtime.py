@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 
 #: Prefix of a process's temporary folder under `<home>/tmp`.
 RUN_PREFIX = "run-"
+#: Why a turn ended "stopped" (the turn's summary `stopped_by`): Stop was pressed (page, API, CLI), or the page or
+#: client that ran it went away (reloaded or closed) before it ended.
+STOPPED_BY_STOP = "stop"
+STOPPED_BY_LEFT = "left"
 
 
 @dataclass
@@ -39,6 +43,8 @@ class SessionRuntime:
     tmp: Path | None = None
     used: float = field(default_factory=time.monotonic)
     running: bool = False  # a turn holds the lock (other writers hold it only briefly)
+    tab: str | None = None  # the browser connection that started the running (or last) turn, when a page did
+    stop_reason: str = ""  # why `stop` was set (`STOPPED_BY_STOP`, `STOPPED_BY_LEFT`); cleared when a turn starts
 
 
 def _pid_alive(pid: int) -> bool:
@@ -136,6 +142,11 @@ class Runtimes:
         if connection:
             with self._lock:
                 self._tabs[connection] = session_id
+
+    def started_by(self, connection: str) -> list[str]:
+        """The sessions whose running turn browser connection `connection` started."""
+        with self._lock:
+            return [sid for sid, rt in self._runtimes.items() if rt.running and rt.tab == connection]
 
     def unbind(self, connection: str | None) -> None:
         """The tab closed: delete its session's temporary files unless another tab still shows that session."""

@@ -139,6 +139,10 @@ class TurnView:
     #: passed its checks, but costa cannot vouch for it on real-photo evidence: the user decides (not done unless
     #: accepted; then it is in done_subtasks too)
     proposed: dict[str, E.SubtaskProposed] = field(default_factory=dict)
+    #: fast–slow mode: subtask id -> what served it ("rule <id> (v<table>)", or "local A*: <why>"), the last word
+    served: dict[str, str] = field(default_factory=dict)
+    #: a stopped turn: "stop" (Stop pressed) or "left" (the page that ran it was reloaded or closed)
+    stopped_by: str = ""
     llm: list[E.LlmCall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: The subtask whose reflection retry is running (its searches' failures are the retry's, not the turn's).
@@ -224,8 +228,10 @@ class TurnView:
             self.needs_pointing.update(ev.subtask_ids)
         elif isinstance(ev, E.RuleHit):
             self.notes.append(f"{ev.subtask_id}: fast — rule {ev.rule_id} (v{ev.version}): {' → '.join(ev.tools)}")
+            self.served[ev.subtask_id] = f"rule {ev.rule_id} (v{ev.version})"
         elif isinstance(ev, E.Fallback):
             self.notes.append(f"{ev.subtask_id}: slow — local A* ({ev.reason})")
+            self.served[ev.subtask_id] = f"local A*: {ev.reason}"
         elif isinstance(ev, E.ErrorEvent):
             if ev.message not in self.errors:
                 self.errors.append(ev.message)

@@ -188,6 +188,20 @@ def _proposal(r: Any) -> Proposal:
                     r["created"], r["decided"], r["result_version"], r["refined_by"])  # fmt: skip
 
 
+def decided_proposals(store: Store, session_id: str) -> list[Proposal]:
+    """The session's accepted or discarded proposals, oldest first, without their images (an accepted one's image is
+    its version's): what the chat says after each proposed turn when the page is reloaded."""
+    with store.connect() as db:
+        rows = db.all(
+            "SELECT id, session_id, turn_id, base_version, subtasks, status, created, decided, result_version"
+            " FROM proposals WHERE session_id = ? AND status IN ('accepted', 'discarded') ORDER BY id",
+            (session_id,),
+        )
+    return [Proposal(r["id"], r["session_id"], r["turn_id"], r["base_version"], None, None,
+                     tuple(ProposedSubtask(**x) for x in json.loads(r["subtasks"])), r["status"], r["created"],
+                     r["decided"], r["result_version"]) for r in rows]  # fmt: skip
+
+
 def decide_proposal(
     store: Store,
     proposal: Proposal,

@@ -118,7 +118,8 @@ def test_stop_says_stop_and_the_csv_numbers_turns_as_the_page_does(
     view = [v for v, _ in core.run(core.prepare(sid, None, REPLACE, TurnOptions()))][-1]
     assert view.status == "done" and view.turn_id != 1
     core.versions.score(sid, None, view.turn_id, "s1", 1.0, "", "ann")
-    (row,) = list(csv.DictReader(io.StringIO(core.versions.scores_csv(sid, None).read_text())))
+    rows = csv.DictReader(io.StringIO(core.versions.scores_csv(sid, None).read_text()))
+    (row,) = [r for r in rows if r["record"] == "score"]
     assert row["turn"] == "1" and row["turn_id"] == str(view.turn_id)
     monkeypatch.setenv("COSTA_FAKE_TOOL_SECONDS", "5")
     sid = core.new_session(None).id  # a fresh sign: its text replacement runs the slow call

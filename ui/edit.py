@@ -137,21 +137,13 @@ def build_edit(settings: Any) -> EditTab:
                 proposal = PV.action_row()  # a result costa cannot vouch for: Accept / Discard
                 with gr.Row():
                     alpha = gr.Slider(
-                        0.0,
-                        2.0,
-                        value=settings.alpha,
-                        step=0.1,
-                        label="α: 0 = best quality … 2 = fastest",
+                        0.0, 2.0, value=settings.alpha, step=0.1, label="α: 0 = best quality … 2 = fastest",
                         elem_id="alpha",
-                    )
+                    )  # fmt: skip
                     threshold = gr.Slider(
-                        0.0,
-                        1.0,
-                        value=settings.threshold,
-                        step=0.05,
-                        label="Quality threshold per step",
+                        0.0, 1.0, value=settings.threshold, step=0.05, label="Quality threshold per step",
                         elem_id="threshold",
-                    )
+                    )  # fmt: skip
                 mode = gr.Radio(
                     [(label, key) for key, label in MODES.items()], value="lazy", label="Search mode", elem_id="mode",
                     info="FaSTA* fast–slow runs a learned subroutine first; the chat says which rule served each "

@@ -164,9 +164,11 @@ def test_fast_slow_names_its_rule_in_chat_and_ledger_and_ids_match_the_csv(slow_
     page.get_by_role("tab", name="Evaluate", exact=True).click()
     page.locator("#eval-turn input").click()
     page.locator("[role=option]", has_text="turn 1: make the red ball blue (done)").click()
+    page.wait_for_function("() => document.querySelector('#eval-subtask input').value.startsWith('s1')",
+                           timeout=30_000)  # fmt: skip
     page.click("#save-score")
     page.wait_for_selector("#accuracy >> text=Overall accuracy", timeout=30_000)
-    page.get_by_role("button", name="Export scores (CSV)").click()
+    page.get_by_role("button", name="Export scores").click()
     link = page.locator("a[download][href*='costa-scores-']").first
     link.wait_for(timeout=30_000)
     href = link.get_attribute("href") or ""

@@ -33,7 +33,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Generator, Hashable, Iterator
+from collections.abc import Callable, Generator, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
@@ -52,7 +52,7 @@ from costa.events import (
     ToolStarted,
     drain,
 )
-from costa.fronts import FRONT_CAP, completions
+from costa.fronts import FRONT_CAP, completions, update_completions
 
 DEFAULT_THRESHOLD = 0.8
 
@@ -206,7 +206,8 @@ class _Node(Generic[N, S]):
     stamp: int = 0  # bumped when the entry is re-queued at a new rank; older heap tuples for it are stale
 
 
-#: Largest graph (edges) whose completions are recomputed after each measurement; larger graphs keep the first ones.
+#: Largest graph (edges) whose completions follow every measurement; larger graphs keep the first estimates (a dropped
+#: step still leaves the completions of every larger graph at once: its ancestors are updated).
 REFRESH_EDGES = 4_000
 
 
@@ -244,6 +245,8 @@ class _AStar(Generic[N, S]):
         self.refresh = graph.number_of_edges() <= REFRESH_EDGES
         self.cap = FRONT_CAP if self.refresh else 1
         self.fronts = completions(self.order, graph, goal, self.est, self.dropped, self.cap)
+        self.position = {m: i for i, m in enumerate(self.order)}
+        self.reshaped = False  # completions changed since the queue was last re-ranked
         self.version = 0
         self.counter = itertools.count()
         self.heap: list[tuple[float, int, int, int, _Node[N, S]]] = []  # (f, -depth, insertion, stamp, entry)
@@ -321,21 +324,33 @@ class _AStar(Generic[N, S]):
                 n.state, n.executed = out.state, True
                 self.measured[key] = (total, quality)
                 self.changed.add(key)
+                self.update(self.by_key.get(key, ()) if self.refresh else ())
                 break
             why = out.error or f"quality {quality:.2f} below threshold {self.p.threshold:.2f}"
             if attempt + 1 < attempts:
                 yield Retry(sid, tool, attempt + 1, why)
             else:
                 self.failed.add(key)
-                self.dropped.update(self.by_key.get(key, ()))
+                gone = self.by_key.get(key, ())
+                self.dropped.update(gone)
+                self.update(gone)
                 yield ToolFailed(sid, tool, f"{why} after {attempts} attempt(s)")
-        if self.refresh:
-            self.fronts = completions(self.order, self.graph, self.goal, self.est, self.dropped, self.cap)
         self.version += 1
+
+    def update(self, changed: Iterable[N]) -> None:
+        """The completions after `changed` nodes were measured or dropped (their ancestors', nearest the goal first).
+
+        A drop reaches every graph's completions, large ones too: otherwise the steps before a subtask that no tool
+        can do still look completable, and the search tries every combination of them before it gives up.
+        """
+        if changed:
+            rule = (self.est, self.dropped, self.cap)
+            update_completions(self.fronts, self.position, self.graph, self.goal, changed, rule)
+            self.reshaped = True
 
     def rerank(self) -> None:
         """Estimates changed: re-rank the entries they touch, whichever way they moved."""
-        if self.refresh:  # completions were recomputed, so any entry may have moved: rank them all again
+        if self.reshaped:  # completions changed, so any entry may have moved: rank them all again
             live = (e for e in self.heap if e[3] == e[-1].stamp and e[-1].node in self.fronts)
             self.heap = [(self.priority(e[-1]), e[1], e[2], e[3], e[-1]) for e in live]
             heapq.heapify(self.heap)
@@ -346,6 +361,7 @@ class _AStar(Generic[N, S]):
                         m.stamp += 1
                         heapq.heappush(self.heap, (self.priority(m), -len(m.path), next(self.counter), m.stamp, m))
         self.changed.clear()
+        self.reshaped = False
 
     def found(self, n: _Node[N, S]) -> SearchResult[N, S]:
         chain: list[_Node[N, S]] = []

@@ -304,3 +304,73 @@ def test_prediction_keeps_a_doubtful_path_when_it_is_the_only_one() -> None:
     g = nx.DiGraph([("START", "p"), ("p", "GOAL")])
     path, _, quality = predict_best(g, "START", "GOAL", lambda n: (2.0, 0.5), alpha=1.0, threshold=0.8)
     assert path == ("p",) and quality == 0.5
+
+
+def _layered_graph(width: int) -> nx.DiGraph:
+    """START → a0..a{w-1} → b0..b{w-1} (every a to every b) → x → GOAL: more edges than REFRESH_EDGES for width 70."""
+    g = nx.DiGraph()
+    for i in range(width):
+        g.add_edge("START", f"a{i}")
+        g.add_edge(f"b{i}", "x")
+        for j in range(width):
+            g.add_edge(f"a{i}", f"b{j}")
+    g.add_edge("x", "GOAL")
+    return g
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+def test_a_step_every_path_needs_failing_ends_the_search_on_a_large_graph(lazy: bool) -> None:
+    """Every path runs x; once x fails nothing can reach the goal, large graph or small. Large graphs keep their first
+    completions, and before a drop reached them the search ran every a → b combination (4,970 runs) before giving
+    up."""
+    from costa.search import REFRESH_EDGES
+
+    g = _layered_graph(70)
+    assert g.number_of_edges() > REFRESH_EDGES
+
+    def estimate(node: str) -> tuple[float, float]:
+        return (1.0 + int(node[1:]) / 100, 1.0) if node != "x" else (1.0, 1.0)
+
+    def run(node: str, state: object, attempt: int) -> Outcome:
+        return Outcome(*estimate(node)) if node != "x" else Outcome(1.0, 0.0)
+
+    r = search_toolpath(g, "START", "GOAL", estimate, run, SearchPolicy(1.0, lazy=lazy))
+    assert not r.found
+    assert r.reason == "every tool path failed its checks"
+    # lazy: a0, b0, x; eager: every a, then every b after a0, then x.
+    assert r.executions == (3 if lazy else 70 + 70 + 1)
+
+
+def test_completions_updated_after_changes_equal_completions_recomputed() -> None:
+    """`update_completions` (only the changed nodes' ancestors) gives what `completions` gives from scratch."""
+    import random
+
+    from costa.fronts import FRONT_CAP, completions, update_completions
+
+    rng = random.Random(7)
+    for trial in range(30):
+        n = 30
+        g = nx.DiGraph()
+        g.add_nodes_from(range(n))
+        for i in range(n):
+            g.add_edges_from((i, j) for j in range(i + 1, n) if rng.random() < 0.15)
+            if rng.random() < 0.2:
+                g.add_edge("S", i)
+            if rng.random() < 0.2:
+                g.add_edge(i, "G")
+        g.add_edge("S", 0)
+        g.add_edge(n - 1, "G")
+        order = list(nx.topological_sort(g))
+        est = {i: (rng.uniform(0.1, 5.0), rng.uniform(0.5, 1.0)) for i in range(n)}
+        cap = FRONT_CAP if trial % 2 else 1
+        dropped: set[int] = set()
+        fronts = completions(order, g, "G", est.__getitem__, dropped, cap)
+        position = {m: i for i, m in enumerate(order)}
+        for _ in range(8):
+            changed = rng.sample(range(n), 2)
+            if rng.random() < 0.5:
+                dropped.add(changed[0])
+            else:
+                est[changed[0]] = (rng.uniform(0.1, 5.0), rng.uniform(0.5, 1.0))
+            update_completions(fronts, position, g, "G", changed[:1], (est.__getitem__, dropped, cap))
+            assert fronts == completions(order, g, "G", est.__getitem__, dropped, cap)

@@ -207,6 +207,34 @@ def test_blur_faces_needs_privacy_blur_in_the_tables() -> None:
     assert "privacy_blur" in plan.unsupported[0].reason
 
 
+BACKGROUND_BLUR_CASES = [
+    ("blur the background", None),
+    ("make the background blurry", None),
+    ("put the background out of focus", None),
+    ("portrait mode", None),
+    ("add bokeh", None),
+    ("give it a shallow depth of field", None),
+    ("blur the background behind the person", "person"),
+    ("blur everything except the dog", "dog"),
+    ("blur the background but keep the woman sharp", "woman"),
+    ("keep the cat sharp and blur the rest", "cat"),  # two clauses, one blur: the first names the subject
+    ("keep the woman in focus and blur the background", "woman"),
+]
+
+
+@pytest.mark.parametrize(("instruction", "subject"), BACKGROUND_BLUR_CASES, ids=[c[0] for c in BACKGROUND_BLUR_CASES])
+def test_background_blur_keeps_the_named_subject_sharp(instruction: str, subject: str | None) -> None:
+    assert rows(instruction) == [("background_blur", subject, None, {}, ())]
+
+
+def test_blurring_faces_or_plates_stays_a_privacy_blur() -> None:
+    assert [r[0] for r in rows("blur the faces")] == ["privacy_blur"]
+    assert [r[0] for r in rows("blur out the license plate")] == ["privacy_blur"]
+    assert [r[0] for r in rows("deblur the background")] == ["image_deblurring"]
+    plan = plan_with_rules("blur the background", kinds=load_subtask_kinds() - {"background_blur"})
+    assert plan.subtasks == () and "background_blur" in plan.unsupported[0].reason
+
+
 # ------------------------------------------------------------------------------------------------- multi-clause
 
 
@@ -388,7 +416,7 @@ def test_kinds_default_to_the_subtask_table() -> None:
     kinds = load_subtask_kinds()
     assert {"object_recoloration", "text_replacement", "outpainting", "global_adjustment"} <= kinds
     # the paper's 24, global adjustments, privacy blur, attribute edits, moves, style, viewpoint and cropping
-    assert len(kinds) == 31
+    assert len(kinds) == 32  # … and background blur
 
 
 # ------------------------------------------------------------------------------------------------------ validation

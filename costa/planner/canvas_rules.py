@@ -1,5 +1,5 @@
-"""Rules for whole-image edits and queries: privacy blur, deblurring, upscaling, outpainting, captions, depth,
-landmarks, sentiment, caption checks, background removal, and requests that match no kind.
+"""Rules for whole-image edits and queries: background blur, privacy blur, deblurring, upscaling, outpainting,
+captions, depth, landmarks, sentiment, caption checks, background removal, and requests that match no kind.
 
 Each rule takes a `ClauseContext` and returns drafts, an `Unsupported` reason, or None when it does not apply; their
 order is `image_rules.IMAGE_RULES`.
@@ -24,6 +24,59 @@ _FACTOR = (
     r"(?:(?:by\s+)?(?:a\s+factor\s+of\s+)?(?:\d+(?:\.\d+)?|two|three|four|five|six|eight|ten)\s*-?\s*(?:x|×|times|fold)?"
     r"|twice|double|triple|quadruple|\w+fold)"
 )
+
+
+_BG = r"(?:background|backdrop|bg|surroundings|scenery\s+behind)"
+_BLURRY = r"(?:blurry|blurred|blurrier|out\s+of\s+focus|soft(?:er)?|fuzzy|hazy|defocused|unfocused|bokeh)"
+_SUBJECT = r"(?:the\s+)?(?:main\s+)?(?:subject|foreground)"
+_HOW_MUCH = r"(?:\s+(?:a\s+little|a\s+bit|slightly|softly|gently|lightly|heavily|strongly|a\s+lot|more|some))?"
+_ALL_BUT = r"(?:except(?:\s+for)?|but(?:\s+for)?|apart\s+from|other\s+than|save\s+for|aside\s+from)"
+_BG_BLUR = rx(
+    rf"(?:blur|soften|defocus)(?:\s+out)?\s+(?:the\s+|my\s+|its\s+|their\s+)?{_BG}{_HOW_MUCH}"
+    r"(?:\s+(?:behind|around|of|but\s+(?:keep|leave)|and\s+(?:keep|leave)|except|except\s+for|while\s+keeping)"
+    rf"\s+(?P<x>.+?)(?:\s+(?:sharp|in\s+focus|crisp|clear|as\s+it\s+is|untouched))?)?{_HOW_MUCH}"
+    r"|(?:(?:i\s*)?(?:want|need|would\s+like|'d\s+like|like)|make|turn|get|have|render)\s+(?:the\s+|my\s+)?"
+    rf"{_BG}(?:\s+(?:behind|around)\s+(?P<y>.+?))?\s+(?:(?:a\s+little|a\s+bit|slightly|more)\s+)?{_BLURRY}"
+    rf"|(?:put|throw|take)\s+(?:the\s+)?{_BG}\s+out\s+of\s+focus"
+    r"|(?:blur|soften|defocus)\s+(?:out\s+)?(?:everything|all|the\s+rest|everything\s+else|all\s+else)"
+    rf"(?:\s+(?:{_ALL_BUT}|around|behind)\s+(?P<z>.+?))?{_HOW_MUCH}"
+    r"|(?:make|turn|render)\s+(?:everything|all|the\s+rest)(?:\s+else)?"
+    rf"(?:\s+{_ALL_BUT}\s+(?P<e>.+?))?\s+(?:(?:a\s+little|a\s+bit|slightly|more)\s+)?{_BLURRY}"
+    r"|(?:keep|leave)\s+(?P<k>.+?)\s+(?:sharp|in\s+focus|crisp)\s+(?:and|but|while)\s+(?:you\s+)?"
+    rf"(?:blur|soften|defocus)\s+(?:out\s+)?(?:the\s+)?(?:{_BG}|rest|everything\s+else|all\s+else)"
+    r"|(?:add|apply|use|give\s+(?:it|me|(?:the|this|my)\s+(?:photo|image|picture|shot|portrait|pic)))?\s*"
+    r"(?:an?\s+|some\s+)?(?:background\s+blur|bokeh|shallow\s+depth\s+of\s+field|portrait\s+(?:mode|effect|look|blur)|"
+    r"depth[-\s]of[-\s]field\s+(?:effect|blur))(?:\s+effect)?(?:\s+(?:to|on|for|around|behind)\s+(?P<w>.+))?"
+    rf"|(?:focus|keep\s+the\s+focus)\s+on\s+(?P<f>.+?)\s+(?:and|by|with)\s+(?:blurring|blur|a\s+blurred)\s+"
+    rf"(?:the\s+)?{_BG}"
+)
+
+
+#: "keep the cat sharp" — in "keep the cat sharp and blur the rest" the clause splitter hands it over alone; the two
+#: drafts are merged into one (`rules._merge_neighbours`).
+_KEEP_SHARP = rx(r"(?:keep|leave)\s+(?P<s>.+?)\s+(?:sharp|in\s+focus|crisp|in\s+sharp\s+focus)")
+
+
+def background_blur_rule(c: ClauseContext) -> Outcome:
+    """blur the background / make the background blurry / blur everything except the dog / portrait mode / add
+    bokeh / keep the cat sharp and blur the rest → one background_blur that keeps the named (or main) subject sharp."""
+    m = _BG_BLUR.fullmatch(c.text)
+    if m is None:
+        keep = _KEEP_SHARP.fullmatch(c.text)
+        if keep is None or c.is_image(keep.group("s")) or c.is_pronoun(keep.group("s")):
+            return None
+        m = keep
+    if "background_blur" not in c.kinds:
+        return c.unsupported("blurring the background (background_blur) is not a subtask kind in the tables")
+    x = next((g for g in m.groupdict().values() if g), None)
+    if x is not None and re.fullmatch(_SUBJECT, x.strip()):
+        x = None  # "blur the background behind the subject": the main subject
+    if x is None or c.is_image(x):
+        return [Draft("background_blur", None)]
+    drafts = c.objects("background_blur", x)
+    if len(drafts) > 1:
+        return c.unsupported("keeping several things sharp at once is not built yet: name one, or brush over them all")
+    return drafts
 
 
 _PRIVACY_BLUR = rx(

@@ -195,6 +195,13 @@ _CONSTRAINT = re.compile(
     re.IGNORECASE,
 )
 
+#: … except "keep the cat sharp" (and blur the rest): the subject of a background blur, not a constraint.
+_KEEP_SHARP = re.compile(
+    r"^(?:keep|leave)\s+(?!(?:the\s+)?(?:background|backdrop|rest|image|photo|picture|whole|everything)\b)"
+    r".+?\s+(?:sharp|in\s+focus|crisp|in\s+sharp\s+focus)$",
+    re.IGNORECASE,
+)
+
 
 #: A purpose tail ("… to make it brighter", "… in order to show more"): what the edit is for, not another edit.
 _PURPOSE = re.compile(
@@ -237,7 +244,7 @@ def split_clauses(masked_text: str) -> list[Clause]:
         parts = [p for p in _SEPARATOR.split(sentence) if p and p.strip(" ,")]
         for k, part in enumerate(parts):
             text, purpose = _normalise(part)
-            if not text or _CONSTRAINT.match(text):
+            if not text or (_CONSTRAINT.match(text) and not _KEEP_SHARP.match(text)):
                 continue
             clauses.append(Clause(text, question and k == len(parts) - 1, purpose))
     return clauses

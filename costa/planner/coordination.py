@@ -31,6 +31,7 @@ _NO_RESULT_KINDS = frozenset(
         "object_detection",
         "object_segmentation",
         "background_removal",
+        "background_blur",
         "privacy_blur",
         "text_removal",
         "text_redaction",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from costa.planner.adjust_rules import global_adjustment_rule, scenery_rule
 from costa.planner.canvas_rules import (
+    background_blur_rule,
     background_removal_rule,
     caption_rule,
     deblur_rule,
@@ -43,6 +44,7 @@ from costa.planner.object_rules import (
 from costa.planner.view_rules import cover_rule, crop_rule, move_rule, style_rule, viewpoint_rule
 
 IMAGE_RULES = (
+    background_blur_rule,
     privacy_blur_rule,
     deblur_rule,
     crop_rule,

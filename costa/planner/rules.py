@@ -176,13 +176,14 @@ def _plan_clause(context: ClauseContext) -> list[Draft] | Unsupported:
 def merge_drafts(drafts: list[Draft]) -> list[Draft]:
     """Fold what one request said twice: "keep only the dog and make the background white" is one background
     removal (the subject from one clause, the fill from the other); "the image is too dark, lighten it" one
-    brightening (identical neighbours)."""
+    brightening (identical neighbours); "keep the cat sharp and blur the rest" one background blur."""
     out: list[Draft] = []
     for d in drafts:
         last = out[-1] if out else None
         if last is not None and d == last:
             continue
-        if last is not None and d.kind == last.kind == "background_removal" and not (d.target and last.target):
+        keeps_subject = d.kind in ("background_removal", "background_blur")  # "keep the cat sharp and blur the rest"
+        if last is not None and keeps_subject and d.kind == last.kind and not (d.target and last.target):
             out[-1] = replace(last, target=last.target or d.target, params={**last.params, **d.params})
             continue
         out.append(d)

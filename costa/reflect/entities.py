@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 #: Subtask kinds that change the whole image (the image entity), whatever their target.
 _WHOLE_IMAGE = frozenset(
     {"global_adjustment", "changing_scenery", "style_transfer", "image_deblurring", "image_upscaling", "outpainting",
-     "image_cropping", "viewpoint_change", "background_removal"}
+     "image_cropping", "viewpoint_change", "background_removal", "background_blur"}
 )  # fmt: skip
 _TEXT_EDITS = frozenset({"text_replacement", "text_addition", "text_removal", "text_redaction", "keyword_highlighting"})
 _OBJECT_EDITS = frozenset(

@@ -35,7 +35,7 @@ TEXT_SIGN_KINDS = frozenset(
 TEXT_CONTACT_KINDS = frozenset({"text_redaction"})
 OBJECT_KINDS = frozenset({"object_segmentation", "object_recoloration", "object_removal"})
 #: Kinds whose cases are faces or people (`costa.synthetic.cases_grounding`).
-GROUNDING_KINDS = frozenset({"privacy_blur", "object_detection", "background_removal"})
+GROUNDING_KINDS = frozenset({"privacy_blur", "object_detection", "background_removal", "background_blur"})
 #: Whole-image kinds (`costa.synthetic.cases_image`).
 IMAGE_KINDS = frozenset({"image_upscaling", "image_deblurring", "outpainting", "global_adjustment", "image_cropping"})
 CASE_KINDS = TEXT_SIGN_KINDS | TEXT_CONTACT_KINDS | OBJECT_KINDS | GROUNDING_KINDS | IMAGE_KINDS

@@ -39,7 +39,9 @@ from costa.types import Box, Point, Subtask
 
 #: Subtask kinds whose cases come from here (see `costa.synthetic.cases.GROUNDING_KINDS`).
 FACE_KINDS = frozenset({"privacy_blur", "object_detection"})
-PEOPLE_KINDS = frozenset({"background_removal"})
+PEOPLE_KINDS = frozenset({"background_removal", "background_blur"})
+#: Kinds that keep a subject and change everything else: scored by the subject's IoU with the truth.
+SUBJECT_KINDS = PEOPLE_KINDS
 #: Share of face cases drawn from real portraits rather than LFW faces on synthetic backgrounds.
 PHOTO_FACE_SHARE = 0.25
 #: A region or boxes must cover this share of the true object, without exceeding `MAX_COVER_GROWTH` times its box.
@@ -271,7 +273,7 @@ def tool_cases(tool_id: str, kind: str, n: int, seed: int = 0) -> list[BenchCase
     The people detector serves only people, so it is measured on people scenes for every subtask it serves.
     """
     if tool_id == "hog_people":
-        return people_cases(kind, n, seed, target=None if kind == "background_removal" else "the person")
+        return people_cases(kind, n, seed, target=None if kind in SUBJECT_KINDS else "the person")
     return None
 
 
@@ -336,7 +338,7 @@ def score_grounding(
         truth_name, truth = "", None
         if boxes:
             truth_name, truth = "object coverage", coverage(case, _boxes_mask(boxes, shape))[0]
-        elif output.edited_region is not None and kind_spec.id == "background_removal":
+        elif output.edited_region is not None and kind_spec.id in SUBJECT_KINDS:
             truth_name, truth = "subject IoU", mask_iou(~output.edited_region, case.obj.mask)
         elif output.edited_region is not None:
             truth_name, truth = "object coverage", coverage(case, output.edited_region)[0]
@@ -347,7 +349,7 @@ def score_grounding(
         region, what = union_masks(masks, *shape), "masks"
     else:
         raise ValueError(f"no ground-truth measure for {tool_spec.id!r} (outputs {tool_spec.outputs})")
-    if kind_spec.id == "background_removal" and what == "masks":
+    if kind_spec.id in SUBJECT_KINDS and what == "masks":
         iou = mask_iou(region, case.obj.mask)
         ok = iou >= MIN_SUBJECT_IOU
         return float(ok), None if ok else f"subject mask IoU {iou:.2f} < {MIN_SUBJECT_IOU}", "mask IoU", iou

@@ -139,7 +139,7 @@ def test_refine_runs_the_proposal_again_with_new_pointing_and_records_it_refined
     brush = np.zeros((72, 96), bool)
     yy, xx = np.mgrid[:72, :96]
     brush[(yy - 36) ** 2 + (xx - 48) ** 2 < 16**2] = True
-    text = core.proposals.refining(sid, None, ((), "", Mask(brush)))
+    text = core.proposals.refining(sid, None, ((), "", Mask(brush))).instruction
     assert text == "make the object blue"
     again = _turn(core, sid, text, brush=Mask(brush), action="refine")
     assert again.status == "proposed"  # type: ignore[attr-defined]  # judged like any turn (still no evidence)

@@ -1,5 +1,5 @@
 """Named API endpoints for `gradio_client` (and MCP when enabled): new_session, edit, history, undo, redo, branch,
-accept, discard, score, export, scores_csv, stop.
+accept, discard, refine, score, export, scores_csv, stop.
 
 They run on hidden components so files travel as files (uploads in, PNG/zip downloads out) and share the page's
 workspace: an API client and a browser with the same session id see the same history. Every call names its session
@@ -198,6 +198,10 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
                 h, w = current.shape[:2]
             mask = read_brush(brush, w, h)
         req = core.prepare(session_id, owner, instruction, opts, points, box or "", mask, upload)
+        yield from stream(req, session_id, owner)
+
+    def stream(req: Any, session_id: str, owner: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """Run a prepared turn: its report as it goes, then the result image (the proposal, the candidate…)."""
         view = None
         for view, ev in core.run(req):
             if is_tool_event(ev):
@@ -255,6 +259,32 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         owner = owner_of(request)
         decided = core.proposals.discard(session_id, owner)
         return head(session_id, owner), decided_report(core, session_id, owner, decided)
+
+    @short_errors
+    def refine(
+        session_id: str, box: str | None, clicks: str | None, request: gr.Request, brush: str | None = None
+    ) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """Refine the session's pending proposal: run its instruction again on the current image with new pointing
+        (its turn's α, threshold and mode); the old proposal is recorded as refined (neither accepted nor
+        discarded) and the new result is judged like any turn. Streams the report, then the image, as /edit.
+        No proposal waiting, or no new pointing (the proposal's own): an error, nothing changes.
+
+        Args:
+            session_id: from new_session.
+            box: target region "x,y,w,h" in pixels; may be empty.
+            clicks: target clicks "x,y;x,y" in pixels; may be empty.
+            brush: a brush mask image (PNG) of the image's size, white = the region to edit; may be empty.
+        """
+        owner = owner_of(request)
+        current = head(session_id, owner)
+        points = parse_clicks(clicks)
+        mask = read_brush(brush, current.shape[1], current.shape[0]) if brush and current is not None else None
+        turn = core.proposals.refining(session_id, owner, (points, box or "", mask))
+        params = turn.params
+        opts = TurnOptions.validate(settings, params.get("alpha"), params.get("threshold"), params.get("mode"),
+                                    params.get("reflect"), "refine")  # fmt: skip
+        req = core.prepare(session_id, owner, turn.instruction, opts, points, box or "", mask)
+        yield from stream(req, session_id, owner)
 
     @short_errors
     def score(
@@ -315,6 +345,7 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         (branch, [session_id_in, version_id_in], [out_image, out_report], "branch", {}),
         (accept, [session_id_in], [out_image, out_report], "accept", {}),
         (discard, [session_id_in], [out_image, out_report], "discard", {}),
+        (refine, [session_id_in, box_in, clicks_in, brush_in], [out_image, out_report], "refine", gpu),
         (
             score,
             [session_id_in, turn_id_in, subtask_id_in, score_in, comment_in, evaluator_in],
@@ -344,7 +375,8 @@ image, report = c.predict(sid, None, "make it pink", 1.0, 0.8, "", "", handle_fi
 c.predict(sid, api_name="/history"); c.predict(sid, api_name="/undo")
 c.predict(sid, 2, api_name="/branch")                 # make version 2 current; later edits start a new branch
 if report["status"] == "proposed":                    # costa cannot vouch for it: look at `image`, then decide
-    image, history = c.predict(sid, api_name="/accept")  # or "/discard"
+    image, history = c.predict(sid, api_name="/accept")  # or "/discard", or point again and run it once more:
+    # image, report = c.predict(sid, "40,30,120,90", "", None, api_name="/refine")   # box, clicks, brush
 c.predict(sid, report["turn_id"], "s1", 1.0, "looks right", "alice", api_name="/score")
 image_file, bundle_zip = c.predict(sid, api_name="/export")
 ```
@@ -362,6 +394,7 @@ why): the image returned is the proposal, not yet a version — `/accept` saves 
 | `/undo`, `/redo` | session_id | current image, history |
 | `/branch` | session_id, version_id | current image, history |
 | `/accept`, `/discard` | session_id | current image, history and what was decided; an error when no proposal waits |
+| `/refine` | session_id, box, clicks, brush | it run again with this pointing (the old one: refined): image, report |
 | `/score` | session_id, turn_id, subtask_id, score (0, 0.1 … 0.9, 1), comment, evaluator | accuracies |
 | `/export` | session_id | current image (PNG), reproducibility bundle (zip) |
 | `/scores_csv` | session_id | evaluator scores (CSV) |

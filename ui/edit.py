@@ -71,6 +71,7 @@ class EditTab:
     proposal_note: gr.Markdown
     accept: gr.Button
     discard: gr.Button
+    refine: gr.Button  # run the proposal's instruction again with the pointing added since (ui.proposal_view)
 
     @property
     def outputs(self) -> list[Any]:
@@ -134,7 +135,7 @@ def build_edit(settings: Any) -> EditTab:
                     stop = gr.Button("Stop", variant="stop", scale=1, min_width=80, elem_id="stop")
                 progress = P.build_progress()
                 target_row, edit_region, let_me_point, do_rest = TV.action_row()  # unverified targets
-                proposal = PV.action_row()  # a result costa cannot vouch for: Accept / Discard
+                proposal = PV.action_row()  # a result costa cannot vouch for: Accept / Discard / Refine
                 with gr.Row():
                     alpha = gr.Slider(
                         0.0, 2.0, value=settings.alpha, step=0.1, label="α: 0 = best quality … 2 = fastest",
@@ -174,7 +175,7 @@ def build_edit(settings: Any) -> EditTab:
         downloads, chat, instruction, send, stop, alpha, threshold, mode, prediction, tree, graph, slider, undo,
         redo, ledger, target_row=target_row, edit_region=edit_region, let_me_point=let_me_point, do_rest=do_rest,
         reflect=reflection.switch, reflection=reflection.markdown, progress=progress, proposal_row=proposal[0],
-        proposal_note=proposal[1], accept=proposal[2], discard=proposal[3],
+        proposal_note=proposal[1], accept=proposal[2], discard=proposal[3], refine=proposal[4],
     )  # fmt: skip
 
 
@@ -479,3 +480,8 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
 
     tab.accept.click(decide(True), [ui], everything, **PRIVATE)
     tab.discard.click(decide(False), [ui], everything, **PRIVATE)
+
+    refine_in = [ui, tab.alpha, tab.threshold, tab.box, tab.mode, tab.reflect]
+    tab.refine.click(PV.refine_handler(core, on_send), refine_in, everything, **gpu, **quiet).then(
+        on_predict, predict_in, everything, **quiet
+    )

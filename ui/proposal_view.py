@@ -1,35 +1,42 @@
 """The page's side of a proposal (issue 18 part 2): a turn whose result costa cannot vouch for on real-photo evidence.
 
 The turn line says "Proposed — have a look" with the reason; the before/after slider shows the current image against
-the proposal with the region it changed outlined; Accept (saved as a new version, the person's verdict recorded) and
-Discard (image and history untouched, the verdict recorded) are one click each. The pending proposal lives in the
+the proposal with the region it changed outlined; Accept (saved as a new version, the person's verdict recorded),
+Refine (add a brush, more clicks or a box on the image, then run the instruction again with that pointing: the old
+proposal is recorded refined, the new result judged like any turn) and Discard (image and history untouched, the
+verdict recorded) are one click each. The pending proposal lives in the
 session core (`costa.session.proposals`), so a reload shows it again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import gradio as gr  # at module level: Gradio resolves the handler's `gr.Request` hint in these globals
 import numpy as np
 
+from costa.errors import InputError
 from costa.session.view import TurnView
 
 PROPOSED = "Proposed — have a look"
 ACCEPT = "Accept"
 DISCARD = "Discard"
+REFINE = "Refine"
 #: The outline drawn around a proposal's changed region on the slider's "after" side (RGB).
 OUTLINE = (255, 0, 140)
 
 
-def action_row() -> tuple[Any, Any, Any, Any]:
-    """The proposal's row (hidden until a proposal waits): row, its note, Accept and Discard."""
+def action_row() -> tuple[Any, Any, Any, Any, Any]:
+    """The proposal's row (hidden until a proposal waits): row, its note, Accept, Discard and Refine."""
     import gradio as gr
 
     with gr.Row(visible=False, elem_id="proposal-actions") as row:
         note = gr.Markdown("", elem_id="proposal-note")
         accept = gr.Button(f"✔ {ACCEPT}", variant="primary", size="sm", scale=0, min_width=110, elem_id="accept")
+        refine = gr.Button(f"✎ {REFINE}", size="sm", scale=0, min_width=110, elem_id="refine")
         discard = gr.Button(f"✖ {DISCARD}", size="sm", scale=0, min_width=110, elem_id="discard")
-    return row, note, accept, discard
+    return row, note, accept, discard, refine
 
 
 def reasons_text(reasons: dict[str, str]) -> str:
@@ -42,7 +49,8 @@ def turn_line(view: TurnView, cost: str) -> str:
     reasons = {sid: ev.reason for sid, ev in view.proposed.items()}
     return (
         f"🔍 **{PROPOSED}** · {cost} · it passed its checks, but costa cannot vouch for it on real photos:\n"
-        f"{reasons_text(reasons)}\n\nCompare before and after below, then **{ACCEPT}** (a new version) or "
+        f"{reasons_text(reasons)}\n\nCompare before and after below, then **{ACCEPT}** (a new version), "
+        f"**{REFINE}** (add a brush, more clicks or a box on the image first: it runs again with that pointing) or "
         f"**{DISCARD}** (the image stays as it is). Nothing is saved until you decide."
     )
 
@@ -111,3 +119,23 @@ def verdict_message(verdict: str, number: int | None) -> dict[str, Any]:
     else:
         text = "✖ **Discarded** — the image and the history are as they were before that turn."
     return {"role": "assistant", "content": text}
+
+
+def refine_handler(core: Any, on_send: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    """The Refine button's event: check the pointing the person added since the proposal (clicks, the box field, a
+    brush) against the proposal turn's own, then run that turn's instruction again as the Edit tab's Send does
+    (`on_send`, the page's α, threshold, mode and reflection), marked as a refine so the session core records the old
+    proposal refined by the new turn. Refused (no proposal, no new pointing): one warning toast, nothing runs.
+    """
+    from ui.state import page_errors
+
+    @page_errors
+    def on_refine(state: Any, a: float, th: float, box_text: str, m: str, r: bool, request: gr.Request) -> Any:
+        if state is None:
+            raise InputError("the page is still loading: try again in a moment")
+        pointing = (state.clicks, box_text or "", state.brush)
+        turn = core.proposals.refining(state.session_id, state.owner, pointing)
+        state.action = "refine"
+        yield from on_send(state, turn.instruction, a, th, box_text, m, r, request)
+
+    return on_refine

@@ -23,7 +23,7 @@ import numpy as np
 
 from costa.errors import InputError
 from costa.session.verdicts import ProposalRow, VerdictFlow, proposal_rows
-from costa.store import Store, Version
+from costa.store import Store, Turn, Version
 from costa.store.proposals import (
     Proposal,
     ProposedSubtask,
@@ -128,8 +128,8 @@ class SessionProposals:
         self._observe(verdicts, mode)
         return Decided(p, tuple(verdicts), None)
 
-    def refining(self, session_id: str, owner: str | None, pointing: tuple[Any, ...]) -> str:
-        """Check a Refine before it runs; return the instruction to run again (the proposal's turn's).
+    def refining(self, session_id: str, owner: str | None, pointing: tuple[Any, ...]) -> Turn:
+        """Check a Refine before it runs; return the proposal's turn (its instruction runs again, with its params).
 
         `pointing` is the pointing the new run gets: (clicks, box text, brush mask or None).
 
@@ -149,7 +149,7 @@ class SessionProposals:
         same_box = (box or "").strip() == (turn.params.get("box") or "").strip()
         if given == (turn.params.get("clicks") or []) and same_box and _same_brush(brush, turn.params):
             raise InputError(NO_POINTING)
-        return turn.instruction
+        return turn
 
     def refined(self, session_id: str, owner: str | None, turn_id: int) -> Decided:
         """The refining turn `turn_id` started: record the pending proposal as refined by it (no label).

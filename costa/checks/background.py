@@ -39,6 +39,26 @@ def speck_share(subject: np.ndarray) -> float:
     return float(areas[areas < SPECK_SHARE * total].sum()) / total if total else 0.0
 
 
+def _declared_split(
+    before: EditState, after: EditState, output: ToolOutput, done: str
+) -> tuple[np.ndarray, np.ndarray] | Verdict:
+    """(subject, background) from the tool's declared edited region (the background it `done` — removed, blurred),
+    or the failing verdict when the size changed, no region was declared, or either part is too small to be one."""
+    if before.image.shape != after.image.shape:
+        return Verdict(0.0, ("the image size changed, so the subject cannot be compared",))
+    background = output.edited_region
+    if background is None or background.shape != (after.height, after.width):
+        return Verdict(0.0, ("the tool did not say which pixels are background",))
+    background = background.astype(bool)
+    subject = ~background
+    kept, changed = float(subject.mean()), float(background.mean())
+    if kept < MIN_SUBJECT_SHARE:
+        return Verdict(0.0, (f"the kept subject covers {kept:.2%} of the image: nothing was kept",))
+    if changed < MIN_BACKGROUND_SHARE:
+        return Verdict(0.0, (f"only {changed:.1%} of the image was {done}: the background is still there",))
+    return subject, background
+
+
 def check_background_removal(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
@@ -51,18 +71,11 @@ def check_background_removal(
         "subject" that kept its background fails).
     The subject must cover 0.5 %–98 % of the image.
     """
-    if before.image.shape != after.image.shape:
-        return Verdict(0.0, ("the image size changed, so the subject cannot be compared",))
-    background = output.edited_region
-    if background is None or background.shape != (after.height, after.width):
-        return Verdict(0.0, ("the tool did not say which pixels are background",))
-    background = background.astype(bool)
-    subject = ~background
-    kept, removed = float(subject.mean()), float(background.mean())
-    if kept < MIN_SUBJECT_SHARE:
-        return Verdict(0.0, (f"the kept subject covers {kept:.2%} of the image: nothing was kept",))
-    if removed < MIN_BACKGROUND_SHARE:
-        return Verdict(0.0, (f"only {removed:.1%} of the image was removed: the background is still there",))
+    split = _declared_split(before, after, output, "removed")
+    if isinstance(split, Verdict):
+        return split
+    subject, background = split
+    kept = float(subject.mean())
     pixels = after.image[background].astype(np.int16)
     fill = np.median(pixels, axis=0)
     plain = float((np.abs(pixels - fill).max(axis=1) <= FILL_TOLERANCE).mean())
@@ -118,18 +131,11 @@ def check_background_blur(
     """
     from costa.masks import dilate_mask
 
-    if before.image.shape != after.image.shape:
-        return Verdict(0.0, ("the image size changed, so the background cannot be compared",))
-    background = output.edited_region
-    if background is None or background.shape != (after.height, after.width):
-        return Verdict(0.0, ("the tool did not say which pixels are background",))
-    background = background.astype(bool)
-    subject = ~background
-    kept, blurred = float(subject.mean()), float(background.mean())
-    if kept < MIN_SUBJECT_SHARE:
-        return Verdict(0.0, (f"the kept subject covers {kept:.2%} of the image: nothing was kept sharp",))
-    if blurred < MIN_BACKGROUND_SHARE:
-        return Verdict(0.0, (f"only {blurred:.1%} of the image is background: nothing was blurred",))
+    split = _declared_split(before, after, output, "blurred")
+    if isinstance(split, Verdict):
+        return split
+    subject, background = split
+    kept = float(subject.mean())
     far = background & ~dilate_mask(subject, BAND_PX)
     far = far if far.any() else background
     was, now = detail(before.image, far), detail(after.image, far)

@@ -44,16 +44,21 @@ def fill_colour(value: Any) -> tuple[RGB, str]:
     return rgb, ""
 
 
+def _require_subject(subject: np.ndarray, verb: str) -> None:
+    """Raise `ToolError` ("cannot <verb> the background: …") when the subject mask is empty or the whole image."""
+    if not subject.any():
+        raise ToolError(f"cannot {verb} the background: the subject mask is empty")
+    if subject.all():
+        raise ToolError(f"cannot {verb} the background: the subject covers the whole image")
+
+
 def replace_background(image: np.ndarray, subject: np.ndarray, rgb: RGB) -> tuple[np.ndarray, np.ndarray]:
     """(new image, background mask): pixels outside `subject` set to `rgb`, the subject untouched.
 
     Raises:
         ToolError: the subject is empty or is the whole image.
     """
-    if not subject.any():
-        raise ToolError("cannot remove the background: the subject mask is empty")
-    if subject.all():
-        raise ToolError("cannot remove the background: the subject covers the whole image")
+    _require_subject(subject, "remove")
     background = ~subject
     out = image.copy()
     out[background] = np.asarray(rgb, np.uint8)
@@ -118,10 +123,7 @@ def blur_background(
     """
     import cv2
 
-    if not subject.any():
-        raise ToolError("cannot blur the background: the subject mask is empty")
-    if subject.all():
-        raise ToolError("cannot blur the background: the subject covers the whole image")
+    _require_subject(subject, "blur")
     background = ~subject
     weight = background.astype(np.float32)
     total = cv2.GaussianBlur(weight, (0, 0), sigma, sigmaY=sigma, borderType=cv2.BORDER_REFLECT)

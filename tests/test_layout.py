@@ -23,7 +23,6 @@ ALLOWED_LONG_MODULES: dict[str, str] = {
     "costa.synthetic.cases_checks": "turn",
     "costa.checks.artifacts": "honest",
     "costa.synthetic.scenes": "turn",
-    "costa.search": "turn",
 }
 #: Functions over `L.MAX_FUNCTION_LINES` lines allowed for now ("module:qualified name"), with their owner.
 ALLOWED_LONG_FUNCTIONS: dict[str, str] = {

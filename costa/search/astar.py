@@ -1,31 +1,5 @@
-"""Cost-sensitive lazy A* over a tool graph (CoSTA*'s search, done lazily).
-
-Pure: the graph, an `estimate` function, an `execute` callback and α go in; events and a result come out. No I/O, no
-globals, no images — the search treats execution states as opaque values handed back to `execute`.
-
-Score (lower is better), used for f, for comparing paths and for α predictions:
-
-    score(C, Q, α) = C^α · (2 − Q)^(2 − α)     C in seconds (sum along a path), Q in [0, 1] (product along a path)
-
-f of a queue entry combines what is known (executed seconds and quality so far, or for a not-yet-run step its table
-estimate) with an optimistic completion: the fewest estimated seconds and the best estimated quality from there to the
-goal, each taken separately over the remaining DAG. Because score rises with C and falls with Q, that completion never
-overestimates, so the first completed path popped is the best under the estimates.
-
-Lazy expansion: expanding a node queues its successors *unexecuted*, at estimated f; a tool runs only when its entry
-is popped. Its measured seconds and checked quality then replace the estimate and the entry is re-queued. A quality
-below the threshold (or an error) triggers the tool's retry schedule, the retry's seconds added to the path; a step that
-still fails is dropped and the search goes on with the next entry. Eager expansion (`lazy=False`, the published code's
-behaviour) runs every successor as soon as its parent is expanded; it exists as the benchmark baseline.
-
-Example:
-    >>> import networkx as nx
-    >>> g = nx.DiGraph([("START", "a"), ("START", "b"), ("a", "GOAL"), ("b", "GOAL")])
-    >>> est = {"a": (1.0, 1.0), "b": (0.5, 0.5)}
-    >>> run = lambda node, state, attempt: Outcome(*est[node], state=state)
-    >>> r = search_toolpath(g, "START", "GOAL", lambda n: est[n], run, SearchPolicy(alpha=0.0, threshold=0.0))
-    >>> r.path, r.executions
-    (('a',), 1)
+"""The lazy A* engine behind `costa.search.iter_search`: one run over one graph — the queue, the measurements, the
+retries and the completions that rank the queue. Pure: no I/O, no globals; the caller's states are opaque values.
 """
 
 from __future__ import annotations
@@ -35,7 +9,7 @@ import itertools
 import math
 from collections.abc import Callable, Generator, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import Generic, cast
 
 import networkx as nx
 
@@ -50,145 +24,9 @@ from costa.events import (
     ToolFailed,
     ToolFinished,
     ToolStarted,
-    drain,
 )
 from costa.fronts import FRONT_CAP, completions, update_completions
-
-DEFAULT_THRESHOLD = 0.8
-
-#: A tool-step node of the graph (every node but `start` and `goal`, which are sentinels the search never executes).
-N = TypeVar("N", bound=Hashable)
-#: The caller's execution state, opaque to the search: handed from one `Outcome` to the next step's `execute`.
-S = TypeVar("S")
-
-
-def score(cost: float, quality: float, alpha: float) -> float:
-    """Return C^α · (2 − Q)^(2 − α); lower is better.
-
-    Args:
-        cost: seconds, ≥ 0.
-        quality: in [0, 1].
-        alpha: in [0, 2]; 0 optimises quality only, 2 cost only.
-
-    >>> round(score(12.265, 0.89, 1.0), 4)
-    13.6141
-    """
-    check_alpha(alpha)
-    if cost < 0:
-        raise SearchError(f"cost must be >= 0 seconds, got {cost}")
-    if not 0.0 <= quality <= 1.0:
-        raise SearchError(f"quality must be in [0, 1], got {quality}")
-    return cost**alpha * (2.0 - quality) ** (2.0 - alpha)
-
-
-def _score(cost: float, quality: float, alpha: float) -> float:
-    """`score` without validation, for the search's inner loop (its inputs are validated once up front)."""
-    return cost**alpha * (2.0 - quality) ** (2.0 - alpha)
-
-
-def check_alpha(alpha: float) -> None:
-    if not isinstance(alpha, int | float) or math.isnan(alpha) or not 0.0 <= alpha <= 2.0:
-        raise SearchError(f"alpha must be a number in [0, 2], got {alpha!r}")
-
-
-@dataclass(frozen=True)
-class Outcome(Generic[S]):
-    """What `execute` reports for one attempt: measured seconds, checked quality, the new state, and why.
-
-    `error` set means the tool raised (a recorded failure, not a crash); quality and state are then ignored. `state`
-    is None only on such failures, or where the caller's states admit None (a passing step's state is handed on as is).
-    `stopped` (with `error` saying how) means the user stopped the run: the search ends at once, the attempt is
-    reported as stopped, not failed, and it is no observation (a stopped call says nothing about the tool). `cached`
-    means the caller replayed an earlier identical run: it is not counted as an execution.
-    """
-
-    seconds: float
-    quality: float
-    state: S | None = None
-    reasons: tuple[str, ...] = ()
-    error: str | None = None
-    stopped: bool = False
-    cached: bool = False  # replayed from the turn's memo of tool runs: not run again, nothing new learned
-
-
-@dataclass(frozen=True)
-class Observation(Generic[N]):
-    """One measured attempt, for updating estimates in later searches (`cached`: a replay, nothing to learn)."""
-
-    node: N
-    seconds: float
-    quality: float
-    passed: bool
-    attempt: int = 0
-    cached: bool = False
-
-
-@dataclass(frozen=True)
-class SearchResult(Generic[N, S]):
-    """The chosen path (nodes in order), its seconds and quality, and what the search paid for it.
-
-    `state` is the last step's state when `found` (None when nothing was found).
-    """
-
-    path: tuple[N, ...]
-    seconds: float
-    quality: float
-    score: float
-    state: S | None
-    executions: int
-    spent_seconds: float
-    observations: tuple[Observation[N], ...]
-    found: bool = True
-    reason: str = ""
-    step_quality: tuple[float, ...] = ()
-    step_seconds: tuple[float, ...] = ()
-    stopped: bool = False  # the user's Stop ended the search (then nothing was found)
-
-
-def _one_attempt(node: Any) -> int:
-    return 1
-
-
-def _plain_label(node: Hashable) -> tuple[str, str]:
-    return ("", str(node))
-
-
-def _itself(node: Any) -> Hashable:
-    return cast(Hashable, node)
-
-
-def _no_params(node: Any, attempt: int) -> dict[str, Any]:
-    return {}
-
-
-@dataclass(frozen=True)
-class SearchPolicy:
-    """How one search runs: α, the threshold, retries, expansion, and how steps are named and identified.
-
-    alpha: cost/quality trade-off in [0, 2]. threshold: a step passes when its quality ≥ threshold (0.8 in the
-    papers). max_attempts: node → how many attempts its retry schedule allows (≥ 1). lazy: False runs every successor
-    as soon as its parent is expanded (the published code's eager expansion, the benchmark baseline). label: node →
-    (subtask id, tool id) for events; also called on the start and goal. key: node → identity shared by nodes that are
-    "the same step" (e.g. the same tool chain on the same subtask after a different earlier path): a measurement of
-    one becomes the estimate of the others, and a step that failed is dropped for all of them. params_of: (node,
-    attempt) → the parameters that attempt runs with, reported in `ToolStarted` (the caller's `execute` applies them).
-    dry_run: the α preview — `execute` is not called and every step "measures" its estimate, under the same threshold
-    and queue rules (a step estimated below the threshold is tried in its turn and fails, as it would).
-    """
-
-    alpha: float
-    threshold: float = DEFAULT_THRESHOLD
-    max_attempts: Callable[[Any], int] = _one_attempt
-    lazy: bool = True
-    label: Callable[[Hashable], tuple[str, str]] = _plain_label
-    key: Callable[[Any], Hashable] = _itself
-    params_of: Callable[[Any, int], dict[str, Any]] = _no_params
-    dry_run: bool = False
-
-    def __post_init__(self) -> None:
-        check_alpha(self.alpha)
-        if not 0.0 <= self.threshold <= 1.0:
-            raise SearchError(f"threshold must be in [0, 1], got {self.threshold}")
+from costa.search.records import N, Observation, Outcome, S, SearchPolicy, SearchResult, score, unchecked_score
 
 
 @dataclass(eq=False)
@@ -211,7 +49,7 @@ class _Node(Generic[N, S]):
 REFRESH_EDGES = 4_000
 
 
-class _AStar(Generic[N, S]):
+class AStar(Generic[N, S]):
     """One run of the search over one graph (see `iter_search`): the queue, the measurements, the completions."""
 
     def __init__(
@@ -276,8 +114,8 @@ class _AStar(Generic[N, S]):
             c0, q0 = c0 + ec, q0 * eq
         if len(front) == 1:
             c, q = front[0]
-            return _score(c0 + c, q0 * q, alpha)
-        return min(_score(c0 + c, q0 * q, alpha) for c, q in front)
+            return unchecked_score(c0 + c, q0 * q, alpha)
+        return min(unchecked_score(c0 + c, q0 * q, alpha) for c, q in front)
 
     def push(self, n: _Node[N, S]) -> Event | None:
         if n.node not in self.fronts:  # nothing left after it reaches the goal (its continuations failed)
@@ -447,75 +285,3 @@ class _AStar(Generic[N, S]):
         return SearchResult(
             (), math.inf, 0.0, math.inf, None, self.executions, self.spent, obs, False, reason, stopped=halted
         )
-
-
-def iter_search(
-    graph: nx.DiGraph,
-    start: Hashable,
-    goal: Hashable,
-    estimate: Callable[[N], tuple[float, float]],
-    execute: Callable[[N, S, int], Outcome[S]],
-    policy: SearchPolicy,
-    initial_state: S | None = None,
-) -> Generator[Event, None, SearchResult[N, S]]:
-    """Run the search, yielding events as it goes; the generator's return value is the `SearchResult`.
-
-    Args:
-        graph: a DAG from `start` to `goal`; every other node is a tool step (an `N`).
-        estimate: node → (seconds, quality) expected before running it.
-        execute: (node, parent state, attempt) → `Outcome`; attempt 0 is the first try, 1.. are retries.
-        policy: α, threshold, retries, expansion, labels and step identity (`SearchPolicy`).
-        initial_state: the state the first steps start from. When omitted the first steps get None, so the caller's
-            `S` must then admit None.
-
-    Queue order: f (lower first), then deeper entries first, then insertion order. A step expected to fail its check
-    is not ranked last by rule: its low estimated quality already raises its f, and ranking whole paths by "every step
-    expected to pass" made lazy explore every expected-to-pass prefix before a cheaper path whose one doubtful step
-    would have passed (seeded bench plan 0: 232 executions for a 22 % worse path than eager's 50). Whenever an
-    execution changes the estimates (a measurement, a dropped step), every queued entry is re-ranked, so an entry
-    whose estimate improved moves forward as surely as one whose estimate got worse moves back.
-    """
-    return (yield from _AStar(graph, (start, goal), estimate, execute, policy, initial_state).search())
-
-
-def search_toolpath(
-    graph: nx.DiGraph,
-    start: Hashable,
-    goal: Hashable,
-    estimate: Callable[[N], tuple[float, float]],
-    execute: Callable[[N, S, int], Outcome[S]],
-    policy: SearchPolicy,
-    initial_state: S | None = None,
-    on_event: Callable[[Event], None] | None = None,
-) -> SearchResult[N, S]:
-    """Run `iter_search` to the end and return its result; `on_event` sees each event."""
-    return drain(iter_search(graph, start, goal, estimate, execute, policy, initial_state), on_event)
-
-
-def predict_best(
-    graph: nx.DiGraph,
-    start: Hashable,
-    goal: Hashable,
-    estimate: Callable[[N], tuple[float, float]],
-    alpha: float,
-    threshold: float = DEFAULT_THRESHOLD,
-    key: Callable[[N], Hashable] = _itself,
-) -> tuple[tuple[N, ...], float, float]:
-    """The α slider's prediction: (path, seconds, quality) of the path the search tries first; nothing is executed.
-
-    It is `iter_search` itself with the same `threshold` and `key`, every step taken to measure its estimate: the path
-    the search settles on when every tool performs as its table row says (a step estimated below the threshold fails
-    there, as it would when run). When every path has such a step the search would try them all and fail; the
-    prediction is then the best path with the threshold ignored (its quality, below the threshold, says so).
-    ((), inf, 0.0) when no path reaches the goal.
-    """
-    for th in (threshold, 0.0):
-        policy = SearchPolicy(alpha, th, key=key, dry_run=True)
-        result = search_toolpath(graph, start, goal, estimate, _never_called, policy)
-        if result.found:
-            return result.path, result.seconds, result.quality
-    return (), math.inf, 0.0
-
-
-def _never_called(node: Any, state: Any, attempt: int) -> Outcome[Any]:
-    raise SearchError("a dry run must not execute tools")  # pragma: no cover - guarded by dry_run

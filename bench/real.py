@@ -39,10 +39,11 @@ STEP_KINDS: dict[str, tuple[str, ...]] = {
     "deblur": ("image_deblurring",),
     "adjust": ("global_adjustment",),
     "text": ("text_extraction", "text_detection"),
+    "bgblur": ("background_blur",),
 }
 CLAIMS = ("verified", "proposed", "unverified", "not done")
 #: Suite steps that act on a pointed target; the others are whole-image steps (their context's pointing is "none").
-_TARGETED = frozenset({"removal", "background", "recolour"})
+_TARGETED = frozenset({"removal", "background", "recolour", "bgblur"})
 
 
 @dataclass
@@ -196,7 +197,7 @@ def _judge_subtask(turn: _Turn, built: Any, step: str, truth: Any, sub: Any, sav
     else:
         verdict = judge_step(step, truth, before, after, getattr(got, "result", "") if got is not None else "")
     region = proposed_region if proposed_region is not None else (
-        truth.mask if step in ("removal", "background", "recolour") else None
+        truth.mask if step in _TARGETED else None
     )  # fmt: skip
     shape = region.shape if region is not None else before.shape[:2]
     # the user pointed at the turn's target; a whole-image step of the same turn (brighten, extend) was not pointed

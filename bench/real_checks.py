@@ -8,8 +8,8 @@ results passed, how many of those were right (the check's precision on real phot
 refused, and the wrong results it passed with the reason the truth gives. `--save DIR` writes before | result |
 truth sheets of every result, named by case, tool and verdict (PASS-WRONG sheets first to look at).
 
-    python -m costa bench real-checks [--kinds removal,outpaint,recolour,background] [--n N] [--save DIR]
-        [--tools ID,ID…] [--pointing truth|box]
+    python -m costa bench real_checks [--kinds removal,outpaint,recolour,background,bgblur] [--n N] [--save DIR]
+        [--tools ID,ID…] [--pointing truth|box] [--threshold T]
 
 Only the dev part: the held-out part is never looked at while the checks are tuned.
 """
@@ -33,6 +33,7 @@ KINDS: dict[str, str] = {
     "outpaint": "outpainting",
     "recolour": "object_recoloration",
     "background": "background_removal",
+    "bgblur": "background_blur",
 }
 
 

@@ -113,6 +113,29 @@ def test_background_measure(espresso_on_rocket: tuple) -> None:
     assert not judge_step("background", t, image, half).right
 
 
+def test_background_blur_measure(espresso_on_rocket: tuple) -> None:
+    """Right: the cup kept, the rest blurred. Wrong: nothing blurred, the cup blurred too, a sharp box kept around
+    the cup, or only the left half of the background blurred."""
+    _, image, mask = espresso_on_rocket
+    t = Truth(mask=mask)
+    soft = cv2.GaussianBlur(image, (0, 0), 6.0)
+    right = np.where(mask[..., None], image, soft).astype(np.uint8)
+    assert judge_step("bgblur", t, image, right).right, judge_step("bgblur", t, image, right).why
+    assert not judge_step("bgblur", t, image, image.copy()).right
+    assert not judge_step("bgblur", t, image, soft).right  # the subject blurred as well
+    ys, xs = np.nonzero(mask)
+    h, w = mask.shape
+    boxed = right.copy()
+    y0, y1 = max(0, ys.min() - h // 6), min(h, ys.max() + h // 6)
+    x0, x1 = max(0, xs.min() - w // 6), min(w, xs.max() + w // 6)
+    boxed[y0:y1, x0:x1] = image[y0:y1, x0:x1]  # a box around the cup kept sharp
+    assert not judge_step("bgblur", t, image, boxed).right, judge_step("bgblur", t, image, boxed).why
+    half = right.copy()
+    half[:, w // 2 :] = np.where(mask[:, w // 2 :, None], image[:, w // 2 :], image[:, w // 2 :])
+    assert not judge_step("bgblur", t, image, half).right
+    assert not judge_step("bgblur", t, image, right[:, :-8]).right  # not the input's size
+
+
 def test_recolour_measure(espresso_on_rocket: tuple) -> None:
     from skimage.color import lab2rgb, rgb2lab
 

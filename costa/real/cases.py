@@ -13,7 +13,9 @@ run time into the image costa gets, the pointing a user would give and the truth
 - adjust: global adjustments of a real photo; truth is the asked direction of a CIELAB statistic with the photo's
   structure kept;
 - text: reading a real sign (words transcribed by hand in `tests/data/real/text.yaml`);
-- multi: a removal followed by a global adjustment or an extension, each subtask judged on its own truth.
+- multi: a removal followed by a global adjustment or an extension, each subtask judged on its own truth;
+- bgblur: "blur the background" (portrait mode) on a composite; truth is the pasted object's mask: it must stay as
+  it was while the rest of the photo loses its detail.
 
 A case uses only photos of its part (`costa.real.photos.Photo.part`), so `part` is fixed by the photos it uses.
 
@@ -38,7 +40,9 @@ from costa.real.photos import DATA_DIR, SIDE, available, load_cutout, load_photo
 
 CASES_FILE = DATA_DIR / "cases.yaml"
 TEXT_FILE = DATA_DIR / "text.yaml"
-KINDS: tuple[str, ...] = ("removal", "background", "outpaint", "recolour", "deblur", "adjust", "text", "multi")
+KINDS: tuple[str, ...] = (
+    "removal", "background", "outpaint", "recolour", "deblur", "adjust", "text", "multi", "bgblur"
+)  # fmt: skip
 POINTINGS: tuple[str, ...] = ("click", "box", "brush")
 _ADJUSTS: tuple[tuple[str, str], ...] = (
     ("make the photo brighter", "brighter"),
@@ -61,6 +65,13 @@ _OUTPAINTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("outpaint the image to 16:9", ("left", "right"), "16:9"),
     ("outpaint the image to 1:1", ("top", "bottom"), "1:1"),
     ("outpaint the image to 4:5", ("top", "bottom"), "4:5"),
+)
+#: Background-blur forms: (instruction, with "{name}" for the object's name, pointing).
+_BLURS: tuple[tuple[str, str], ...] = (
+    ("blur the background behind the {name}", "none"),
+    ("blur everything except the {name}", "click"),
+    ("keep the {name} sharp and blur the rest", "box"),
+    ("make the background blurry", "brush"),
 )
 
 
@@ -218,6 +229,23 @@ def generate_cases(seed: int = 0) -> list[RealCase]:
                     instruction = f"remove the {row['name']} and extend the image to the right by 25%"
                     params = {"then": "outpaint", "sides": ["right"], "amount": "25%"}
                 out.append(RealCase(f"{part}-multi-{o}-{m}", "multi", part, bg, instruction, "box", o, place, params))
+        out += _blur_cases(seed, part, objs, backgrounds)
+    return out
+
+
+def _blur_cases(seed: int, part: str, objs: Sequence[str], backgrounds: Sequence[str]) -> list[RealCase]:
+    """Background blur on composites: every form of `_BLURS` per object (its own random stream, added after the
+    other kinds, so their definitions did not move)."""
+    rng = _rng(seed, part, "bgblur")
+    out = []
+    for o in objs:
+        row = _object_rows()[o]
+        for j, (text, pointing) in enumerate(_BLURS):
+            bg = backgrounds[int(rng.integers(len(backgrounds)))]
+            lo, hi = row["height"]
+            place = _place(rng, 0.3, 0.7, lo, hi)
+            instruction = text.format(name=row["name"])
+            out.append(RealCase(f"{part}-bgblur-{o}-{j}", "bgblur", part, bg, instruction, pointing, o, place))
     return out
 
 
@@ -376,15 +404,18 @@ def build_case(case: RealCase) -> BuiltCase:
 
     base = load_photo(case.photo)
     click = box = brush = None
-    if case.kind in ("removal", "background", "recolour", "multi"):
+    if case.kind in ("removal", "background", "recolour", "multi", "bgblur"):
         image, mask = composite(base, case.obj, case.place)
-        click, box, brush = pointing_for(mask, case.pointing)
+        click, box, brush = pointing_for(mask, case.pointing) if case.pointing != "none" else (None, None, None)
         if case.kind == "removal":
             t = Truth(mask=mask, background=base)
             return BuiltCase(case, image, case.pointing, click, box, brush, t, ("removal",), (t,))
         if case.kind == "background":
             t = Truth(mask=mask)
             return BuiltCase(case, image, case.pointing, click, box, brush, t, ("background",), (t,))
+        if case.kind == "bgblur":
+            t = Truth(mask=mask)
+            return BuiltCase(case, image, case.pointing, click, box, brush, t, ("bgblur",), (t,))
         if case.kind == "recolour":
             rgb = parse_colour(case.params["colour"])
             t = Truth(mask=mask, rgb=None if rgb is None else tuple(int(v) for v in rgb))  # type: ignore[arg-type]

@@ -45,6 +45,15 @@ THRESHOLDS: dict[str, float] = {
     "adjust_structure": 0.85,
     # text: share of the hand-transcribed words found in what costa read, at least
     "text_recall": 0.8,
+    # background blur: the object's pixels (eroded 2 px) equal to the input's within 10 levels, at least this share …
+    "bgblur_subject_kept": 0.9,
+    # … the background's detail (mean gradient, more than 12 px from the object) at most this share of the input's …
+    "bgblur_detail_ratio": 0.6,
+    # … and of its textured 24-px tiles (mean gradient ≥ 6) at least this share blurred (detail ≤ 0.75× the
+    # input's): the whole background, not a box around the object or a second object kept sharp. A photo's own
+    # soft bokeh has little left to lose (dev-bgblur-van-1: 82 % with the true mask), a sharp pole kept by a wrong
+    # mask or a kept box leaves whole rows of tiles
+    "bgblur_background_changed": 0.8,
 }
 
 
@@ -268,6 +277,49 @@ def judge_text(truth: Truth, result: str) -> Judgement:
     return Judgement(True, f"read {len(hits)} of {len(truth.words)} words", n)
 
 
+def judge_bgblur(truth: Truth, before: np.ndarray, after: np.ndarray) -> Judgement:
+    """The object kept as it was, the rest of the photo blurred: all of it, not a box around the object."""
+    import cv2
+
+    assert truth.mask is not None
+    t = THRESHOLDS
+    if after.shape != before.shape:
+        return Judgement(False, f"the result is {after.shape[:2]}, the input {before.shape[:2]}")
+    inner = cv2.erode(truth.mask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    inner = inner if inner.any() else truth.mask
+    same = kept_mask(before, after)
+    kept = float(same[inner].mean())
+    far = ~_grow(truth.mask, 12)
+    ratio = (_detail(after, far) + 1.0) / (_detail(before, far) + 1.0)
+    changed = _tiles_blurred(before, after, far)
+    n = {"subject_kept": kept, "detail_ratio": ratio, "background_changed": changed}
+    if kept < t["bgblur_subject_kept"]:
+        return Judgement(False, f"only {kept:.0%} of the object kept as it was", n)
+    if ratio > t["bgblur_detail_ratio"]:
+        return Judgement(False, f"background detail {ratio:.2f}× the input's: still sharp", n)
+    if changed < t["bgblur_background_changed"]:
+        return Judgement(False, f"{1 - changed:.0%} of the textured background's tiles left sharp", n)
+    return Judgement(True, f"object {kept:.0%} kept, background detail {ratio:.2f}×, {changed:.0%} tiles blurred", n)
+
+
+def _tiles_blurred(before: np.ndarray, after: np.ndarray, region: np.ndarray, tile: int = 24) -> float:
+    """Share of the textured tiles wholly inside `region` (mean gradient ≥ 6 grey levels in the input) whose detail
+    fell to ≤ 0.75× the input's; 1.0 when no tile is textured (nothing there to blur)."""
+    h, w = region.shape
+    textured = blurred = 0
+    for y in range(0, h - tile + 1, tile):
+        for x in range(0, w - tile + 1, tile):
+            inside = region[y : y + tile, x : x + tile]
+            if not inside.all():
+                continue
+            was = _detail(before[y : y + tile, x : x + tile], inside)
+            if was < 6.0:
+                continue
+            textured += 1
+            blurred += int(_detail(after[y : y + tile, x : x + tile], inside) <= 0.75 * was)
+    return blurred / textured if textured else 1.0
+
+
 def judge_step(kind: str, truth: Truth, before: np.ndarray, after: np.ndarray | None, result: str = "") -> Judgement:
     """Judge one step of suite kind `kind` (see `costa.real.cases.KINDS`); `after` None means no image came back."""
     if kind == "text":
@@ -281,5 +333,6 @@ def judge_step(kind: str, truth: Truth, before: np.ndarray, after: np.ndarray | 
         "recolour": judge_recolour,
         "deblur": judge_deblur,
         "adjust": judge_adjust,
+        "bgblur": judge_bgblur,
     }
     return judges[kind](truth, before, after)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from costa.synthetic.scenes import available_fonts, make_text_scene, photo_files
+from costa.synthetic.scenes import Lettering, SignText, available_fonts, make_text_scene, photo_files
 from costa.textmatch import find_matches
 
 #: The edit every run performs.
@@ -64,11 +64,8 @@ def make_edit_image(seed: int = 0) -> tuple[np.ndarray, str]:
         background=background,
         height=IMAGE_HEIGHT,
         width=IMAGE_WIDTH,
-        font="dejavu-sans-bold" if "dejavu-sans-bold" in available_fonts() else "pillow",
-        size=72,
-        angle=0.0,
-        lines=("SALE", "TODAY"),
-        target="SALE",
+        lettering=Lettering("dejavu-sans-bold" if "dejavu-sans-bold" in available_fonts() else "pillow", 72, 0.0),
+        text=SignText(("SALE", "TODAY"), target="SALE"),
         photos=photos,
     )
     return scene.image, ("a shared benchmark photo crop with a sign" if photos else "a synthetic woven texture")

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from costa.checks import CheckContext
-from costa.checks.artifacts import clipping_verdict, margin_stats, removal_artifacts
+from costa.checks.artifacts import clipping_verdict, margin_stats
+from costa.checks.fills import removal_artifacts
 from costa.checks.image import check_adjustment, check_outpainting
 from costa.tables import load_tables
 from costa.tools.outpaint import ReflectOutpainter
@@ -150,7 +151,7 @@ def test_letter_fragments_pasted_into_a_plain_margin_fail(ctx: CheckContext) -> 
 def test_a_fill_pasted_from_elsewhere_in_the_image_fails_and_a_continued_panel_passes() -> None:
     """A purple-to-blue gradient panel inside green foliage: filling a hole in the panel with the panel's own
     gradient passes; filling it with foliage (what PatchMatch did to a sign in bench reflection task 14) fails."""
-    from costa.checks.artifacts import copied_into_fill
+    from costa.checks.fills import copied_into_fill
 
     rng = np.random.default_rng(0)
     h, w = 200, 320

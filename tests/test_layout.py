@@ -21,20 +21,16 @@ ALLOWED_CYCLES: dict[tuple[str, ...], str] = {}
 #: Modules over `L.MAX_MODULE_LINES` lines allowed for now, with their owner.
 ALLOWED_LONG_MODULES: dict[str, str] = {
     "costa.synthetic.cases_checks": "turn",
-    "costa.checks.artifacts": "honest",
-    "costa.synthetic.scenes": "turn",
 }
 #: Functions over `L.MAX_FUNCTION_LINES` lines allowed for now ("module:qualified name"), with their owner.
 ALLOWED_LONG_FUNCTIONS: dict[str, str] = {
     "ui.edit:wire_edit": "turn",
     "ui.api:add_api": "turn",
-    "costa.synthetic.scenes:make_text_scene": "turn",
     "costa.synthetic.truth:verify_subtask": "turn",
     "ui.history:wire_history": "turn",
 }
 #: Functions with more than `L.MAX_PARAMETERS` parameters allowed for now, with their owner.
 ALLOWED_WIDE_FUNCTIONS: dict[str, str] = {
-    "costa.synthetic.scenes:make_text_scene": "turn",
     "costa.session.core:SessionCore.prepare": "turn",
     "ui.api:add_api.edit": "turn",
     "costa.reflect.session:remember_turn": "turn",

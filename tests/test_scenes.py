@@ -9,6 +9,7 @@ import pytest
 
 from costa.synthetic import scenes as S
 from costa.synthetic.cases import CASE_KINDS, make_cases, mask_iou, masked_psnr, target_found, word_recall
+from costa.synthetic.lettering import rotate_points
 from costa.types import Box
 
 
@@ -107,7 +108,7 @@ def test_rotation_geometry_matches_pillow() -> None:
     layer.putpixel((170, 30), 255)
     rotated = np.asarray(layer.rotate(20, resample=Image.Resampling.NEAREST, center=(100, 50)))
     ys, xs = np.nonzero(rotated)
-    predicted = S._rotate_points(np.array([[170.0, 30.0]]), 20, (100, 50))[0]
+    predicted = rotate_points(np.array([[170.0, 30.0]]), 20, (100, 50))[0]
     assert abs(xs.mean() - predicted[0]) <= 1.0 and abs(ys.mean() - predicted[1]) <= 1.0
 
 

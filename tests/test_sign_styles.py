@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from costa.signstyle import measure_sign
+from costa.synthetic.scenes import Lettering
 from costa.synthetic.sign_styles import SIGN_STYLES, make_styled_text_scene
 from costa.tools.text_edit import InpaintTextReplacer, PillowTextReplacer
 from costa.tools.text_removal import TeleaTextRemover
@@ -34,7 +35,7 @@ def _box(scene, pad: int = 4):
 @pytest.mark.parametrize(("style", "outline", "shadow"), [("outlined", True, False), ("shadowed", False, True)])
 def test_outline_and_shadow_are_measured(style: str, outline: bool, shadow: bool) -> None:
     for seed in (1, 2, 3):
-        scene = make_styled_text_scene(seed, style, size=64, angle=0.0)
+        scene = make_styled_text_scene(seed, style, lettering=Lettering(size=64, angle=0.0))
         sign = measure_sign(scene.image, _box(scene, pad=scene.size // 5))  # an OCR box's margin
         assert np.abs(np.array(sign.fill) - np.array(scene.colour)).max() < 40, (sign.fill, scene.colour)
         assert (sign.outline is not None) is outline and (sign.shadow is not None) is shadow, (seed, sign)
@@ -43,7 +44,7 @@ def test_outline_and_shadow_are_measured(style: str, outline: bool, shadow: bool
 
 
 def test_light_text_on_a_saturated_panel_is_measured_inside_the_box() -> None:
-    scene = make_styled_text_scene(4, "photo_sign", size=56, angle=0.0)
+    scene = make_styled_text_scene(4, "photo_sign", lettering=Lettering(size=56, angle=0.0))
     sign = measure_sign(scene.image, _box(scene, pad=10))  # the box reaches past the panel
     panel_truth = scene.background[scene.target.box.y + 2, scene.target.box.x + 2]
     assert np.abs(np.array(sign.panel) - panel_truth.astype(int)).max() < 30
@@ -71,7 +72,7 @@ def test_replacement_and_removal_work_on_every_sign_style(style: str, detect) ->
     from costa.checks.text import check_text_removal, check_text_replacement
 
     ctx = CheckContext(reader=shared_reader())
-    scene = make_styled_text_scene(11, style, size=64)
+    scene = make_styled_text_scene(11, style, lettering=Lettering(size=64))
     state = detect(scene.image)
     word = scene.target.text
     replace = Subtask(id="r", kind="text_replacement", target=word, result="MENU" if word != "MENU" else "CAFE")

@@ -13,7 +13,7 @@ from costa.checks.common import unchanged_outside
 from costa.config import Settings
 from costa.errors import GroundingError, InputError, ToolError, ToolUnavailableError
 from costa.imagestats import blur_sigma, clipped_share, lab_stats, noise_sigma, psnr, seam_jump
-from costa.synthetic.scenes import make_object_scene, make_text_scene
+from costa.synthetic.scenes import Lettering, SignText, make_object_scene, make_text_scene
 from costa.tables import load_tables
 from costa.testing.calibration import fake_table
 from costa.tools import tool_class
@@ -68,9 +68,8 @@ def check(subtask: Subtask, before: np.ndarray, out: ToolOutput, **state: object
 
 
 def sign(seed: int = 3, height: int = 160, width: int = 224) -> np.ndarray:
-    scene = make_text_scene(
-        seed, background="gradient", height=height, width=width, angle=0.0, lines=("OPEN", "BAKERY"), size=height // 5
-    )
+    lettering, text = Lettering(size=height // 5, angle=0.0), SignText(("OPEN", "BAKERY"))
+    scene = make_text_scene(seed, background="gradient", height=height, width=width, lettering=lettering, text=text)
     return scene.image
 
 

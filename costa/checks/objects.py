@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from costa.checks.artifacts import removal_artifacts
 from costa.checks.common import boundary_alignment, ciede2000_values, shading_correlation
 from costa.checks.context import CheckContext, CheckFn
+from costa.checks.fills import removal_artifacts
 from costa.checks.region import (
     POINT_BETTER,
     changed_elsewhere,
@@ -208,7 +208,7 @@ def check_removal(
     )
     artifacts = removal_artifacts(
         after.image, hole, grain=True
-    )  # a smear or a seam a person would see (costa.checks.artifacts)
+    )  # a smear or a seam a person would see (costa.checks.fills)
     reasons.extend(artifacts.reasons + grounded.reasons + elsewhere.reasons)
     quality = min(q_gone, q_colour, q_texture, artifacts.quality, grounded.quality, elsewhere.quality)
     return Verdict(quality, tuple(reasons))

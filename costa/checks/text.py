@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from costa.checks.artifacts import copied_into_fill, removal_artifacts, shading_kept
 from costa.checks.context import CheckContext, CheckFn, TextReader
 from costa.checks.exact import text_added
+from costa.checks.fills import copied_into_fill, removal_artifacts, shading_kept
 from costa.errors import ToolError
 from costa.glyphs import edge_energy, locate_text
 from costa.signstyle import sign_colours_kept
@@ -113,7 +113,7 @@ def check_text_removal(
     ctx: CheckContext, subtask: Subtask, before: EditState, after: EditState, output: ToolOutput
 ) -> Verdict:
     """Nothing is readable where the removed text was, little of its edge energy is left, and the fill shows neither
-    a smear nor a seam (`checks.artifacts.removal_artifacts`)."""
+    a smear nor a seam (`checks.fills.removal_artifacts`)."""
     image = _result_image(after, output)
     located = _locate(ctx, before, subtask.target)
     if not located:

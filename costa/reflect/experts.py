@@ -25,7 +25,7 @@ from typing import Protocol as TypingProtocol
 import numpy as np
 
 from costa.checks import CheckContext, check_step
-from costa.checks.artifacts import fill_cloned_share, surround_variation
+from costa.checks.fills import fill_cloned_share, surround_variation
 from costa.errors import ToolError
 from costa.masks import dilate_mask, erode_mask
 from costa.reflect.protocol import ExpertJudgement, Feedback, Protocol

@@ -38,7 +38,8 @@ from costa.colours import parse_colour
 from costa.masks import dilate_mask
 from costa.synthetic.backgrounds import random_background
 from costa.synthetic.cases_image import make_image_cases
-from costa.synthetic.scenes import NEW_WORDS, OBJECT_COLOURS, TextScene, _font, scene_seeds, text_scenes
+from costa.synthetic.lettering import load_font
+from costa.synthetic.scenes import NEW_WORDS, OBJECT_COLOURS, TextScene, scene_seeds, text_scenes
 from costa.types import Box, EditState, Mask, Subtask, ToolOutput
 
 #: Tool whose declared outputs a case's step uses, per subtask kind (what `check_step` is told was produced).
@@ -335,7 +336,7 @@ def draw_text(image: np.ndarray, scene: TextScene, text: str, x: int, y: int, he
 
     size = max(12, round(height * 1.25))
     while True:
-        font = _font(scene.font, size)
+        font = load_font(scene.font, size)
         left, top, right, bottom = font.getbbox(text)
         if (right - left <= max_width and bottom - top <= height) or size <= 12:
             break

@@ -46,6 +46,10 @@ from costa.synthetic.backgrounds import (
     random_background,
     to_uint8,
 )
+from costa.synthetic.lettering import SetText, TextBlock, available_fonts, fit_block, set_text
+from costa.synthetic.sign_words import NEW_WORDS as NEW_WORDS
+from costa.synthetic.sign_words import SIGN_WORDS as SIGN_WORDS
+from costa.synthetic.sign_words import contact_lines, sign_lines
 from costa.types import Box, TextRegion
 
 ShapeKind = Literal["ellipse", "rectangle"]
@@ -53,30 +57,6 @@ SceneShape = Literal["ellipse", "rectangle", "blob"]
 TextKind = Literal["sign", "contact"]
 
 SCENE_SHAPES: tuple[str, ...] = ("ellipse", "rectangle", "blob")
-
-_FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
-#: Font name → file under /usr/share/fonts/truetype/dejavu; "pillow" is Pillow's built-in scalable font (Aileron).
-_FONT_FILES: dict[str, str] = {
-    "dejavu-sans-bold": "DejaVuSans-Bold.ttf",
-    "dejavu-sans": "DejaVuSans.ttf",
-    "dejavu-serif-bold": "DejaVuSerif-Bold.ttf",
-    "dejavu-serif": "DejaVuSerif.ttf",
-    "dejavu-condensed-bold": "DejaVuSansCondensed-Bold.ttf",
-    "dejavu-mono-bold": "DejaVuSansMono-Bold.ttf",
-}
-
-#: Sign words: distinct, common on signs, not substrings of one another.
-SIGN_WORDS: tuple[str, ...] = (
-    "SALE", "OPEN", "EXIT", "COFFEE", "BAKERY", "HOTEL", "MARKET", "PIZZA", "BOOKS", "GARDEN", "STATION", "MUSEUM",
-    "PHARMACY", "TICKETS", "FRESH", "BREAD", "DINER", "PARKING", "FLOWERS", "CINEMA", "TAXI", "POLICE", "LIBRARY",
-    "BURGER", "WELCOME", "BEACH", "SUSHI", "TEA", "BIKES", "SHOES", "GIFTS", "MUSIC",
-)  # fmt: skip
-#: Words used as replacements (`result` of a text replacement) and as added text.
-NEW_WORDS: tuple[str, ...] = (
-    "CLOSED", "ENTRY", "DRINKS", "CAFE", "STORE", "FOOD", "SHOP", "HOURS", "DEALS", "NEWS", "MENU", "PARK",
-)  # fmt: skip
-_DOMAINS = ("shop", "mail", "bakery", "hotel", "cafe", "books", "market")
-_TLDS = ("com", "org", "net")
 
 #: Object colours: (name as in tool_tables/colours.csv, RGB of the lit surface).
 OBJECT_COLOURS: tuple[tuple[str, tuple[int, int, int]], ...] = (
@@ -191,22 +171,6 @@ class TextScene:
 # --------------------------------------------------------------------------------------------------- resources
 
 
-def available_fonts() -> tuple[str, ...]:
-    """Font names usable here: the DejaVu faces that are installed, then "pillow" (always present)."""
-    return (*(name for name, file in _FONT_FILES.items() if (_FONT_DIR / file).exists()), "pillow")
-
-
-def _font(name: str, size: int) -> Any:
-    """Load a font by name (about 1 ms)."""
-    from PIL import ImageFont
-
-    if name == "pillow":
-        return ImageFont.load_default(size=size)
-    if name not in _FONT_FILES:
-        raise ValueError(f"unknown font {name!r}; known: {(*_FONT_FILES, 'pillow')}")
-    return ImageFont.truetype(str(_FONT_DIR / _FONT_FILES[name]), size)
-
-
 def _size(rng: np.random.Generator, value: int | None, low: int, high: int) -> int:
     return int(value) if value is not None else int(rng.integers(low // 8, high // 8 + 1)) * 8
 
@@ -214,56 +178,83 @@ def _size(rng: np.random.Generator, value: int | None, low: int, high: int) -> i
 # ------------------------------------------------------------------------------------------------- text scenes
 
 
-def _rotate_points(points: np.ndarray, angle: float, centre: tuple[float, float]) -> np.ndarray:
-    """Where PIL's `Image.rotate(angle, center=centre)` (counter-clockwise on screen, y down) moves (x, y) points."""
-    a = math.radians(angle)
-    cx, cy = centre
-    dx, dy = points[:, 0] - cx, points[:, 1] - cy
-    return np.stack([cx + dx * math.cos(a) + dy * math.sin(a), cy - dx * math.sin(a) + dy * math.cos(a)], axis=1)
+@dataclass(frozen=True)
+class Lettering:
+    """How a text scene's text is set; None: drawn from the scene's seed.
+
+    font: a name from `available_fonts()`; size: font size in pixels (default 20–90, 20–48 on contact cards; shrunk to
+    fit); angle: rotation in degrees, counter-clockwise (default uniform in ±3).
+    """
+
+    font: str | None = None
+    size: int | None = None
+    angle: float | None = None
 
 
-def _rotated_box(box: tuple[float, float, float, float], angle: float, centre: tuple[float, float]) -> Box:
-    x1, y1, x2, y2 = box
-    pts = _rotate_points(np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float64), angle, centre)
-    bx1, by1 = math.floor(pts[:, 0].min()), math.floor(pts[:, 1].min())
-    bx2, by2 = math.ceil(pts[:, 0].max()), math.ceil(pts[:, 1].max())
-    return Box(bx1, by1, max(1, bx2 - bx1), max(1, by2 - by1))
+@dataclass(frozen=True)
+class SignText:
+    """What a sign says ("sign" scenes only): `lines` to draw instead of random sign words, and the `target` word to
+    mark (default: a random drawn word)."""
+
+    lines: Sequence[str] | None = None
+    target: str | None = None
 
 
-def _phone(rng: np.random.Generator) -> str:
-    a, b, c = int(rng.integers(200, 999)), int(rng.integers(200, 999)), int(rng.integers(1000, 9999))
-    forms = (f"{a}-{b}-{c}", f"({a}) {b}-{c}", f"{a}.{b}.{c}", f"+1 {a} {b} {c}")
-    return forms[int(rng.integers(len(forms)))]
+def _scene_text(
+    rng: np.random.Generator, kind: str, text: SignText
+) -> tuple[list[str], list[tuple[int, int, int, str]]]:
+    if kind == "sign":
+        texts, spans = (list(text.lines), []) if text.lines is not None else sign_lines(rng)
+    elif kind == "contact":
+        texts, spans = contact_lines(rng)
+    else:
+        raise ValueError(f"unknown text scene kind {kind!r}; expected sign or contact")
+    if not texts or not all(t.strip() for t in texts):
+        raise ValueError(f"text lines must be non-empty, got {texts!r}")
+    return texts, spans
 
 
-def _email(rng: np.random.Generator) -> str:
-    user = ("info", "hello", "sales", "contact", "team")[int(rng.integers(5))]
-    return f"{user}@{_DOMAINS[int(rng.integers(len(_DOMAINS)))]}.{_TLDS[int(rng.integers(len(_TLDS)))]}"
+def _with_panel(
+    bg: np.ndarray, block: TextBlock, origin: tuple[float, float], rng: np.random.Generator, light: bool
+) -> np.ndarray:
+    """A photo background with a sign panel under the text block at `origin`, as real signs have."""
+    height, width = bg.shape[:2]
+    x0, y0 = origin
+    pad_x, pad_y = 0.5 * block.size, 0.35 * block.size
+    px1, py1 = max(0, int(x0 - pad_x)), max(0, int(y0 - pad_y))
+    px2, py2 = min(width, int(x0 + block.width + pad_x)), min(height, int(y0 + block.height + pad_y))
+    panel = random_background("gradient", py2 - py1, px2 - px1, rng, light=light)
+    bg = bg.copy()
+    bg[py1:py2, px1:px2] = panel
+    return bg
 
 
-def _sign_lines(rng: np.random.Generator) -> tuple[list[str], list[tuple[int, int, int, str]]]:
-    """Lines of 1–2 unique words each (1–3 lines); no sensitive spans."""
-    n_lines = int(rng.integers(1, 4))
-    counts = [int(rng.integers(1, 3)) for _ in range(n_lines)]
-    words = [SIGN_WORDS[i] for i in rng.permutation(len(SIGN_WORDS))[: sum(counts)]]
-    lines, k = [], 0
-    for c in counts:
-        lines.append(" ".join(words[k : k + c]))
-        k += c
-    return lines, []
+def _drawn_lines(drawn: SetText) -> tuple[TextLine, ...]:
+    """Each drawn line with its box and its words' boxes (split on spaces)."""
+    out: list[TextLine] = []
+    for i, text in enumerate(drawn.block.lines):
+        words, pos = [], 0
+        for word in text.split(" "):
+            start = text.index(word, pos)
+            pos = start + len(word)
+            if word:
+                words.append(WordBox(word, drawn.span_box(i, start, pos)))
+        out.append(TextLine(text, drawn.span_box(i, 0, len(text)), tuple(words)))
+    return tuple(out)
 
 
-def _contact_lines(rng: np.random.Generator) -> tuple[list[str], list[tuple[int, int, int, str]]]:
-    """A title word, a phone line and an email line; spans are (line index, start, end, kind)."""
-    title = SIGN_WORDS[int(rng.integers(len(SIGN_WORDS)))]
-    phone, email = _phone(rng), _email(rng)
-    prefix = ("Call ", "Tel ", "Phone ")[int(rng.integers(3))]
-    lines = [title, prefix + phone, email]
-    spans = [(1, len(prefix), len(prefix) + len(phone), "phone number"), (2, 0, len(email), "email")]
-    if rng.random() < 0.5:  # sometimes the email comes first
-        lines[1], lines[2] = lines[2], lines[1]
-        spans = [(2, len(prefix), len(prefix) + len(phone), "phone number"), (1, 0, len(email), "email")]
-    return lines, spans
+def _target_word(
+    rng: np.random.Generator, lines: tuple[TextLine, ...], sensitive: tuple[WordBox, ...], target: str | None
+) -> WordBox:
+    if sensitive:
+        return sensitive[0]
+    all_words = [w for line in lines for w in line.words]
+    if target is None:
+        return all_words[int(rng.integers(len(all_words)))]
+    matching = [w for w in all_words if w.text == target]
+    if not matching:
+        raise ValueError(f"target {target!r} is not one of the drawn words {[w.text for w in all_words]}")
+    return matching[0]
 
 
 def make_text_scene(
@@ -273,11 +264,8 @@ def make_text_scene(
     background: str | None = None,
     height: int | None = None,
     width: int | None = None,
-    font: str | None = None,
-    size: int | None = None,
-    angle: float | None = None,
-    lines: Sequence[str] | None = None,
-    target: str | None = None,
+    lettering: Lettering | None = None,
+    text: SignText | None = None,
     photos: Sequence[Path] | None = None,
 ) -> TextScene:
     """Draw a sign or contact card with known text; every unset choice is drawn from `seed`.
@@ -287,128 +275,57 @@ def make_text_scene(
         kind: "sign" (1–3 lines of sign words) or "contact" (title, phone number, email).
         background: a kind from `backgrounds.SCENE_BACKGROUNDS` (default: random; "photo" only when photos exist).
         height, width: image size in pixels (default: random, 240–480 × 360–640).
-        font: a name from `available_fonts()`; size: font size in pixels (default 20–90, shrunk to fit);
-        angle: rotation in degrees (default uniform in ±3).
-        lines: the text lines to draw instead of random words ("sign" only); target: the word to mark as the
-            target (default: a random word).
+        lettering: font, size and angle (`Lettering`; default: all drawn from `seed`).
+        text: the lines to draw and the target word (`SignText`, "sign" only; default: random sign words).
         photos: photo files for "photo" backgrounds (default: `photo_files()`).
 
     Raises:
         ValueError: an unknown option, or text that cannot fit the image at 20 px (or the requested smaller size).
     """
-    from PIL import Image, ImageDraw
-
+    lettering, text = lettering or Lettering(), text or SignText()
     rng = np.random.default_rng(seed)
     photos = photo_files() if photos is None else tuple(photos)
     height = _size(rng, height, 240, 480)
     width = _size(rng, width, 360, 640)
     bg_kind = pick_background(rng, background, photos)
     fonts = available_fonts()
-    font_name = font if font is not None else fonts[int(rng.integers(len(fonts)))]
-    if kind == "sign":
-        texts, spans = (list(lines), []) if lines is not None else _sign_lines(rng)
-    elif kind == "contact":
-        texts, spans = _contact_lines(rng)
-    else:
-        raise ValueError(f"unknown text scene kind {kind!r}; expected sign or contact")
-    if not texts or not all(t.strip() for t in texts):
-        raise ValueError(f"text lines must be non-empty, got {texts!r}")
+    font_name = lettering.font if lettering.font is not None else fonts[int(rng.integers(len(fonts)))]
+    texts, spans = _scene_text(rng, kind, text)
+    size = lettering.size
     px = int(size) if size is not None else int(rng.integers(20, 91) if kind == "sign" else rng.integers(20, 49))
-    rot = float(angle) if angle is not None else float(rng.uniform(-3.0, 3.0))
+    rot = float(lettering.angle) if lettering.angle is not None else float(rng.uniform(-3.0, 3.0))
     light_bg = bool(rng.random() < 0.7)
 
-    # Fit: shrink the font until the block fills at most 84 % of the width and 76 % of the height (not below 20 px).
-    px_fit, floor = px, min(px, 20)
-    while True:
-        f = _font(font_name, px_fit)
-        widths = [right - left for left, _, right, _ in (f.getbbox(t) for t in texts)]
-        line_h = round(px_fit * 1.3)
-        if max(widths) <= 0.84 * width and line_h * len(texts) <= 0.76 * height:
-            break
-        if px_fit <= floor:
-            raise ValueError(f"{texts!r} does not fit a {width}x{height} image even at {floor} px")
-        px_fit = max(floor, int(px_fit * 0.9))
-    block_w, block_h = max(widths), line_h * len(texts)
-    x0 = float(rng.uniform(0.08 * width, width - block_w - 0.08 * width))
-    y0 = float(rng.uniform(0.1 * height, height - block_h - 0.1 * height))
+    block = fit_block(font_name, px, texts, width, height)
+    x0 = float(rng.uniform(0.08 * width, width - block.width - 0.08 * width))
+    y0 = float(rng.uniform(0.1 * height, height - block.height - 0.1 * height))
     centred = bool(rng.random() < 0.5)
 
-    # Background (with a sign panel under the text on photos).
     bg = random_background(bg_kind, height, width, rng, light=light_bg, strength=0.6, photos=photos)
     if bg_kind == "photo":
-        pad_x, pad_y = 0.5 * px_fit, 0.35 * px_fit
-        px1, py1 = max(0, int(x0 - pad_x)), max(0, int(y0 - pad_y))
-        px2, py2 = min(width, int(x0 + block_w + pad_x)), min(height, int(y0 + block_h + pad_y))
-        panel = random_background("gradient", py2 - py1, px2 - px1, rng, light=light_bg)
-        bg = bg.copy()
-        bg[py1:py2, px1:px2] = panel
+        bg = _with_panel(bg, block, (x0, y0), rng, light_bg)
     ink_rgb = colour_in_band(rng, not light_bg)
     colour = (round(float(ink_rgb[0])), round(float(ink_rgb[1])), round(float(ink_rgb[2])))
 
-    # Draw the text into an alpha layer covering the block's reach (any rotation), rotate it about the block's centre.
-    f = _font(font_name, px_fit)
-    centre = (x0 + block_w / 2, y0 + block_h / 2)
-    reach = math.hypot(block_w, block_h) / 2 + px_fit + 4
-    wx1, wy1 = max(0, int(centre[0] - reach)), max(0, int(centre[1] - reach))
-    wx2, wy2 = min(width, int(centre[0] + reach) + 1), min(height, int(centre[1] + reach) + 1)
-    layer = Image.new("L", (wx2 - wx1, wy2 - wy1), 0)
-    draw = ImageDraw.Draw(layer)
-    raw_lines: list[tuple[str, tuple[float, float]]] = []
-    for i, text in enumerate(texts):
-        left, _, right, _ = f.getbbox(text)
-        ox = x0 + (block_w - (right - left)) / 2 - left if centred else x0 - left
-        oy = y0 + i * line_h
-        draw.text((ox - wx1, oy - wy1), text, font=f, fill=255)
-        raw_lines.append((text, (ox, oy)))
-    if abs(rot) > 1e-6:
-        layer = layer.rotate(rot, resample=Image.Resampling.BILINEAR, center=(centre[0] - wx1, centre[1] - wy1))
-    alpha = np.zeros((height, width), np.float32)
-    alpha[wy1:wy2, wx1:wx2] = np.asarray(layer, dtype=np.float32) / np.float32(255.0)
+    drawn = set_text(block, (x0, y0), centred, rot, (height, width))
+    lines = _drawn_lines(drawn)
+    sensitive = tuple(WordBox(texts[li][s:e], drawn.span_box(li, s, e), k) for li, s, e, k in spans)
+    target_word = _target_word(rng, lines, sensitive, text.target)
 
-    def span_box(text: str, origin: tuple[float, float], start: int, end: int) -> Box:
-        left, top, right, bottom = f.getbbox(text[start:end])
-        dx = f.getlength(text[:start])
-        ox, oy = origin
-        return _rotated_box((ox + dx + left, oy + top, ox + dx + right, oy + bottom), rot, centre).clip(width, height)
-
-    drawn: list[TextLine] = []
-    for text, origin in raw_lines:
-        words, pos = [], 0
-        for word in text.split(" "):
-            start = text.index(word, pos)
-            pos = start + len(word)
-            if word:
-                words.append(WordBox(word, span_box(text, origin, start, pos)))
-        drawn.append(TextLine(text, span_box(text, origin, 0, len(text)), tuple(words)))
-    sensitive = tuple(
-        WordBox(raw_lines[li][0][s:e], span_box(raw_lines[li][0], raw_lines[li][1], s, e), k) for li, s, e, k in spans
-    )
-
-    if sensitive:
-        target_word = sensitive[0]
-    else:
-        all_words = [w for line in drawn for w in line.words]
-        if target is not None:
-            matching = [w for w in all_words if w.text == target]
-            if not matching:
-                raise ValueError(f"target {target!r} is not one of the drawn words {[w.text for w in all_words]}")
-            target_word = matching[0]
-        else:
-            target_word = all_words[int(rng.integers(len(all_words)))]
-
+    wx1, wy1, wx2, wy2 = drawn.window
     image = bg.copy()
-    a = alpha[wy1:wy2, wx1:wx2, None]
+    a = drawn.alpha[wy1:wy2, wx1:wx2, None]
     window = bg[wy1:wy2, wx1:wx2].astype(np.float32)
     image[wy1:wy2, wx1:wx2] = to_uint8(window + a * (ink_rgb - window))
     return TextScene(
         image=image,
         background=bg,
-        alpha=alpha,
-        lines=tuple(drawn),
+        alpha=drawn.alpha,
+        lines=lines,
         target=target_word,
         sensitive=sensitive,
         font=font_name,
-        size=px_fit,
+        size=block.size,
         colour=colour,
         angle=rot,
         background_kind=bg_kind,

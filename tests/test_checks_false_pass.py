@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from bench.checks import FALSE_PASS_TARGET, Rate, format_report, run_cases
-from costa.synthetic.cases_checks import CORRECT, PLAN, make_check_cases, tone
+from costa.synthetic.cases_checks import CORRECT, PLAN, make_check_cases
+from costa.synthetic.tones import tone
 
 #: (kind, category) pairs the checks reject today; extend as checks improve.
 FIXED: frozenset[tuple[str, str]] = frozenset(

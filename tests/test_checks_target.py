@@ -6,7 +6,8 @@ import numpy as np
 
 from costa.checks.region import changed_elsewhere
 from costa.checks.target import partial_object, target_consistency
-from costa.synthetic.cases_checks import _partial, recolour_lab, two_object_scene
+from costa.synthetic.cases_checks import _partial
+from costa.synthetic.two_objects import recolour_lab, two_object_scene
 
 THRESHOLD = 0.8
 

@@ -189,7 +189,7 @@ def test_a_box_taken_for_the_object_fails_the_recolour_check_and_its_outline_pas
     and passed with 1.00; the object's own outline passes. The app test with a brush caught the search choosing it."""
     from costa.checks import CheckContext
     from costa.checks.objects import check_recoloration
-    from costa.synthetic.cases_checks import recolour_lab
+    from costa.synthetic.two_objects import recolour_lab
     from costa.types import EditState, Mask, Subtask, ToolOutput
 
     yy, xx = np.mgrid[0:160, 0:220]

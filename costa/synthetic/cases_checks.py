@@ -36,10 +36,11 @@ import numpy as np
 
 from costa.colours import parse_colour
 from costa.masks import dilate_mask
-from costa.synthetic.backgrounds import random_background
 from costa.synthetic.cases_image import make_image_cases
 from costa.synthetic.lettering import load_font
 from costa.synthetic.scenes import NEW_WORDS, OBJECT_COLOURS, TextScene, scene_seeds, text_scenes
+from costa.synthetic.tones import tone
+from costa.synthetic.two_objects import recolour_lab, two_object_scene
 from costa.types import Box, EditState, Mask, Subtask, ToolOutput
 
 #: Tool whose declared outputs a case's step uses, per subtask kind (what `check_step` is told was produced).
@@ -136,76 +137,6 @@ class CheckCase:
 
 
 # --------------------------------------------------------------------------------------------------- two objects
-
-
-@dataclass(frozen=True, eq=False)
-class TwoObjectScene:
-    """Two shaded objects of one colour, left and right; `target` (0 left, 1 right) is the one the subtask names."""
-
-    image: np.ndarray
-    background: np.ndarray
-    masks: tuple[np.ndarray, np.ndarray]
-    colour_name: str
-    background_kind: str
-    target: int
-
-    @property
-    def phrase(self) -> str:
-        side = ("left", "right")[self.target]
-        return f"the {self.colour_name} object on the {side}"
-
-    @property
-    def target_mask(self) -> np.ndarray:
-        return self.masks[self.target]
-
-    @property
-    def other_mask(self) -> np.ndarray:
-        return self.masks[1 - self.target]
-
-
-def two_object_scene(seed: int, background: str | None = None) -> TwoObjectScene:
-    """Paint two same-coloured shaded ellipses, one in each half of a random background (240–320 × 320–448 px)."""
-    rng = np.random.default_rng(seed)
-    height, width = int(rng.integers(30, 41)) * 8, int(rng.integers(40, 57)) * 8
-    kinds = ("flat", "gradient", "noise", "texture")
-    bg_kind = background or kinds[int(rng.integers(len(kinds)))]
-    bg = random_background(bg_kind, height, width, rng, light=bool(rng.random() < 0.5))
-    name, rgb = OBJECT_COLOURS[int(rng.integers(len(OBJECT_COLOURS)))]
-    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
-    image = bg.copy()
-    masks = []
-    for half in (0, 1):
-        rx = float(rng.uniform(0.09, 0.17)) * width
-        ry = float(rng.uniform(0.14, 0.3)) * height
-        cx = (0.25 + 0.5 * half) * width + float(rng.uniform(-0.04, 0.04)) * width
-        cy = float(rng.uniform(0.4, 0.6)) * height
-        mask = ((xx - cx) / rx) ** 2 + ((yy - cy) / ry) ** 2 <= 1.0
-        u = ((xx - cx) / rx + (yy - cy) / ry) / 2.0
-        shade = np.clip(0.85 - 0.3 * u, 0.55, 1.15)[..., None]
-        grain = rng.normal(0.0, 2.0, (height, width, 3)).astype(np.float32)
-        obj = np.clip(np.asarray(rgb, np.float32) * shade + grain, 0, 255)
-        image[mask] = np.rint(obj[mask]).astype(np.uint8)
-        masks.append(mask)
-    return TwoObjectScene(image, bg, (masks[0], masks[1]), name, bg_kind, int(rng.integers(2)))
-
-
-def recolour_lab(image: np.ndarray, mask: np.ndarray, rgb: tuple[int, int, int]) -> np.ndarray:
-    """Recolour `mask` to `rgb` keeping shading: CIELAB a*, b* set to the target's, L* shifted to the target's mean."""
-    import cv2
-
-    lab = cv2.cvtColor(image.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
-    target = cv2.cvtColor(np.array([[rgb]], np.float32) / 255.0, cv2.COLOR_RGB2Lab)[0, 0]
-    out = lab.copy()
-    if mask.any():
-        light = lab[..., 0][mask]
-        out[..., 0][mask] = np.clip(light - light.mean() + target[0], 0, 100)
-        out[..., 1][mask] = target[1]
-        out[..., 2][mask] = target[2]
-    rgb_out = cv2.cvtColor(out, cv2.COLOR_Lab2RGB)
-    result = np.clip(np.rint(rgb_out * 255.0), 0, 255).astype(np.uint8)
-    keep = image.copy()
-    keep[mask] = result[mask]
-    return keep
 
 
 def _partial(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -461,79 +392,6 @@ def _outpaint_cases(category: str, n: int, seed: int, produced: tuple[str, ...])
             CheckCase("", "outpainting", category, False, subtask, produced, before, out),
             (f"{side} margin mirrors {line.text!r} cut at x={cut}"),
         )
-
-
-#: What a right adjustment achieves: mean luma change (0–1 scale) for brightness, spread factor for contrast.
-_BRIGHTNESS_STEP = {"brighter": 0.08, "slightly brighter": 0.045, "darker": -0.08}
-_CONTRAST_FACTOR = 1.3
-
-
-def _luma01(x: np.ndarray) -> np.ndarray:
-    return x[..., 0] * 0.299 + x[..., 1] * 0.587 + x[..., 2] * 0.114
-
-
-def _to_uint8(x: np.ndarray) -> np.ndarray:
-    return np.clip(np.rint(x * 255.0), 0, 255).astype(np.uint8)
-
-
-def _lightness_spread(image: np.ndarray) -> float:
-    """Standard deviation of CIELAB L* over the image (what "contrast" means to a viewer and to the check)."""
-    from costa.imagestats import lab_stats
-
-    return lab_stats(image).contrast
-
-
-def _solve(apply: Callable[[float], np.ndarray], measure: Callable[[np.ndarray], float], goal: float) -> np.ndarray:
-    """Bisect a curve's strength in [0, 1] until `measure` of the result reaches `goal` (monotone in strength)."""
-    lo, hi = 0.0, 1.0
-    for _ in range(20):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if measure(apply(mid)) < goal else (lo, mid)
-    return apply(hi)
-
-
-def tone(image: np.ndarray, request: str, clip: bool) -> np.ndarray:
-    """`request` as a right adjustment (`clip` False): a smooth curve strong enough to be seen (mean luma moved by
-    `_BRIGHTNESS_STEP`, or the luma spread × `_CONTRAST_FACTOR`) that never clips; or (`clip` True) a linear gain that
-    clips a large share of the image to black or white."""
-    x = image.astype(np.float32) / 255.0
-    if clip:  # linear gains set from the image's own levels, so 20–40 % of its values are clipped whatever it is
-        p20, p40, p60, p80 = (float(v) for v in np.quantile(x, (0.2, 0.4, 0.6, 0.8)))
-        if request == "more contrast":
-            y = np.clip((x - p20) / max(p80 - p20, 1e-3), 0, 1)
-        elif request in ("brighter", "slightly brighter"):
-            y = np.clip(x / max(p60, 1e-3), 0, 1)
-        elif request == "darker":
-            y = np.clip((x - p40) / max(1.0 - p40, 1e-3), 0, 1)
-        else:
-            raise ValueError(f"no tone curve for {request!r}")
-    elif request in _BRIGHTNESS_STEP:
-        step = _BRIGHTNESS_STEP[request]
-        base = float(_luma01(x).mean())
-
-        def gamma(t: float) -> np.ndarray:
-            return x ** (1.0 - 0.75 * t) if step > 0 else x ** (1.0 + 3.0 * t)
-
-        y = _solve(gamma, lambda im: abs(float(_luma01(im).mean()) - base), abs(step))
-    elif request == "more contrast":  # stretch L* about its mean, a* b* kept; a soft knee keeps the ends in range
-        import cv2
-
-        lab0 = cv2.cvtColor(x, cv2.COLOR_RGB2Lab)
-        m = float(lab0[..., 0].mean())
-        spread = _lightness_spread(image)
-        for factor in (_CONTRAST_FACTOR, 1.6, 2.0, 2.6):  # saturated colours leave the gamut: stretch until it shows
-            lab = lab0.copy()
-            d = (lab0[..., 0] - m) * factor
-            lab[..., 0] = np.where(d >= 0, m + (100.0 - m) * np.tanh(d / (100.0 - m)), m - m * np.tanh(-d / m))
-            y = np.clip(cv2.cvtColor(lab, cv2.COLOR_Lab2RGB), 0, 1)
-            if _lightness_spread(_to_uint8(y)) >= 1.2 * spread:
-                break
-    else:
-        raise ValueError(f"no tone curve for {request!r}")
-    if not clip:  # a channel that was not at 0 or 255 is not pushed there (that is what clipping means)
-        ends = (image == 0) | (image == 255)
-        y = np.where(ends, y, np.clip(y, 1.0 / 255.0, 254.0 / 255.0))
-    return np.clip(np.rint(y * 255.0), 0, 255).astype(np.uint8)
 
 
 def _adjust_case(category: str, seed: int, produced: tuple[str, ...]) -> tuple[CheckCase, str]:

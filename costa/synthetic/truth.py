@@ -7,7 +7,7 @@ upscaling (scale); `match_plan` pairs planned subtasks with the clauses they ser
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +77,10 @@ def _reads(regions: Sequence[TextRegion], word: str) -> list[TextRegion]:
     return [m.region for m in find_matches(regions, f"'{word}'")]
 
 
+#: Subtask kinds whose outcome is judged by reading the image's text again.
+_TEXT_EDITS = ("text_replacement", "text_removal", "text_addition", "keyword_highlighting", "text_redaction")
+
+
 def verify_subtask(
     task: SyntheticTask,
     e: Expected,
@@ -88,126 +92,178 @@ def verify_subtask(
     reader: Any,
 ) -> tuple[bool, str]:
     """Check one subtask's outcome against the task's ground truth (see the table in the module docstring)."""
-    from costa.imagestats import lab_stats, psnr
-
     if e.kind in ("text_extraction", "text_detection"):
         found = [w for w in words if w.lower() in result.lower()]
         share = len(found) / max(1, len(words))
         return share >= 0.8, f"result names {len(found)}/{len(words)} words: {result[:80]!r}"
     if after is None:
         return False, "the subtask produced no image"
-    if e.kind in ("text_replacement", "text_removal", "text_addition", "keyword_highlighting", "text_redaction"):
-        regions = reader.read(after)
-        read = [r.text for r in regions]
-        if e.kind == "text_redaction":
-            from costa.textmatch import find_matches
+    if e.kind in _TEXT_EDITS:
+        return _verify_text_edit(task, e, before, after, frame, reader)
+    verify = _VERIFIERS.get(e.kind)
+    if verify is None:
+        return False, f"no ground truth for {e.kind!r}"
+    return verify(task, e, before, after, frame)
 
-            left = find_matches(regions, e.span)
-            return not left, f"OCR reads {[m.text for m in left]} of kind {e.span!r}" if left else "no such text left"
-        if e.kind == "text_addition":
-            if not _reads(regions, e.new or ""):  # one read of a whole busy photo misses small words: read in tiles
-                regions = [*regions, *_read_tiles(reader, after)]
-                read = [r.text for r in regions]
-            return bool(_reads(regions, e.new or "")), f"OCR reads {read}"
-        assert task.text is not None and e.word is not None
-        gt = frame.box(next(w.box for w in task.text.words if w.text == e.word))
-        if e.kind == "text_replacement":
-            new_here = [r for r in _reads(regions, e.new or "") if _overlap(r.box, gt) >= 0.3]
-            old = _reads(regions, e.word)
-            ok = bool(new_here) and not old
-            return ok, f"new word over the old place: {bool(new_here)}; old word still read: {bool(old)}; OCR {read}"
-        if e.kind == "text_removal":
-            old = _reads(regions, e.word)
-            if old:
-                return False, f"OCR still reads {e.word!r}: {read}"
-            if frame.identity and not frame.pixels_changed:
-                ink = task.text.ink & Box(gt.x - 2, gt.y - 2, gt.w + 4, gt.h + 4).to_mask(*after.shape[:2])
-                if ink.any():
-                    value = psnr(after[ink][None], task.text.background[ink][None])
-                    return value >= 20.0, f"erased ink vs true background PSNR {value:.1f} dB (≥20)"
-            return True, "OCR no longer reads it"
-        here = [r for r in _reads(regions, e.word) if _overlap(r.box, gt) >= 0.3]
-        if not here:
-            return False, f"OCR no longer reads {e.word!r} at its place: {read}"
-        mask = gt.clip(after.shape[1], after.shape[0]).to_mask(*after.shape[:2])
-        moved = lab_stats(after, mask).b - lab_stats(before, mask).b
-        return moved >= 4.0, f"word still read; mean b* over it {moved:+.1f} (≥4)"
-    if e.kind == "object_recoloration":
-        from costa.checks.common import ciede2000_values
-        from costa.colours import parse_colour
-        from costa.masks import erode_mask
 
-        assert task.obj is not None
-        rgb = parse_colour(e.colour or "")
-        if rgb is None or not frame.identity:
-            return False, f"cannot verify colour {e.colour!r} here"
-        mask = erode_mask(task.obj.mask, 2)
-        median = float(np.median(ciede2000_values(after, mask, rgb)))
-        return median <= 15.0, f"median ΔE2000 to {e.colour} {median:.1f} (≤15)"
-    if e.kind == "object_removal":
-        from costa.masks import dilate_mask
+def _verify_text_edit(
+    task: SyntheticTask, e: Expected, before: np.ndarray, after: np.ndarray, frame: Frame, reader: Any
+) -> tuple[bool, str]:
+    from costa.imagestats import lab_stats, psnr
 
-        assert task.obj is not None
-        if not frame.identity:
-            return False, "cannot verify the removal after a geometry change"
-        region = dilate_mask(task.obj.mask, 2)
-        value = psnr(after[region][None], task.obj.background[region][None])
-        if value >= 20.0:
-            return True, f"removed region vs true background PSNR {value:.1f} dB (≥20)"
-        # A photo's hidden content cannot be known from its surroundings: there, being much closer to it than the
-        # object was is what a good fill can do.
-        was = psnr(before[region][None], task.obj.background[region][None])
-        ok = task.obj.background_kind == "photo" and value >= was + 5.0
-        return ok, f"removed region vs true background PSNR {value:.1f} dB (≥20, or +5 over {was:.1f} on photos)"
-    if e.kind == "global_adjustment":
-        if after.shape != before.shape:
-            return False, "the size changed"
-        sb, sa = lab_stats(before), lab_stats(after)
-        r = e.result or ""
-        checks = {
-            "brighter": (sa.lightness - sb.lightness >= 1.5, f"L* {sb.lightness:.1f} → {sa.lightness:.1f}"),
-            "darker": (sb.lightness - sa.lightness >= 1.5, f"L* {sb.lightness:.1f} → {sa.lightness:.1f}"),
-            "more contrast": (sa.contrast >= 1.05 * sb.contrast, f"L* spread {sb.contrast:.1f} → {sa.contrast:.1f}"),
-            "less contrast": (sb.contrast >= 1.05 * sa.contrast, f"L* spread {sb.contrast:.1f} → {sa.contrast:.1f}"),
-            "more saturated": (sa.chroma >= 1.05 * sb.chroma, f"chroma {sb.chroma:.1f} → {sa.chroma:.1f}"),
-            "less saturated": (sb.chroma >= 1.05 * sa.chroma, f"chroma {sb.chroma:.1f} → {sa.chroma:.1f}"),
-            "warmer": (sa.b - sb.b >= 1.5, f"b* {sb.b:.1f} → {sa.b:.1f}"),
-            "cooler": (sb.b - sa.b >= 1.5, f"b* {sb.b:.1f} → {sa.b:.1f}"),
-            "grayscale": (sa.chroma <= 3.0, f"chroma {sa.chroma:.1f} (≤3)"),
-            "sepia": (sa.b >= 5.0, f"b* {sa.b:.1f} (≥5)"),
-        }
-        ok, why = checks.get(r, (False, f"unknown adjustment {r!r}"))
-        return ok, why
-    if e.kind == "image_upscaling":
-        import cv2
+    regions = reader.read(after)
+    read = [r.text for r in regions]
+    if e.kind == "text_redaction":
+        from costa.textmatch import find_matches
 
-        factor = float(e.result or 2)
-        want = (round(before.shape[0] * factor), round(before.shape[1] * factor))
-        if after.shape[:2] != want:
-            return False, f"size {after.shape[1]}x{after.shape[0]}, expected {want[1]}x{want[0]}"
-        back = cv2.resize(after, (before.shape[1], before.shape[0]), interpolation=cv2.INTER_AREA)
-        value = psnr(back, before)
-        return value >= 28.0, f"×{factor:g}; shrunk back vs before PSNR {value:.1f} dB (≥28)"
-    if e.kind == "image_deblurring":
-        if task.sharp is None or not frame.identity or after.shape != task.sharp.shape:
-            return False, "no sharp truth to compare with here"
-        gain = psnr(after, task.sharp) - psnr(before, task.sharp)
-        return gain >= 0.3, f"PSNR to the sharp scene {gain:+.2f} dB (≥0.3)"
-    if e.kind == "outpainting":
-        from costa.errors import ToolError
-        from costa.tools.outpaint import outpaint_margins
+        left = find_matches(regions, e.span)
+        return not left, f"OCR reads {[m.text for m in left]} of kind {e.span!r}" if left else "no such text left"
+    if e.kind == "text_addition":
+        if not _reads(regions, e.new or ""):  # one read of a whole busy photo misses small words: read in tiles
+            regions = [*regions, *_read_tiles(reader, after)]
+            read = [r.text for r in regions]
+        return bool(_reads(regions, e.new or "")), f"OCR reads {read}"
+    assert task.text is not None and e.word is not None
+    gt = frame.box(next(w.box for w in task.text.words if w.text == e.word))
+    if e.kind == "text_replacement":
+        new_here = [r for r in _reads(regions, e.new or "") if _overlap(r.box, gt) >= 0.3]
+        old = _reads(regions, e.word)
+        ok = bool(new_here) and not old
+        return ok, f"new word over the old place: {bool(new_here)}; old word still read: {bool(old)}; OCR {read}"
+    if e.kind == "text_removal":
+        old = _reads(regions, e.word)
+        if old:
+            return False, f"OCR still reads {e.word!r}: {read}"
+        if frame.identity and not frame.pixels_changed:
+            ink = task.text.ink & Box(gt.x - 2, gt.y - 2, gt.w + 4, gt.h + 4).to_mask(*after.shape[:2])
+            if ink.any():
+                value = psnr(after[ink][None], task.text.background[ink][None])
+                return value >= 20.0, f"erased ink vs true background PSNR {value:.1f} dB (≥20)"
+        return True, "OCR no longer reads it"
+    here = [r for r in _reads(regions, e.word) if _overlap(r.box, gt) >= 0.3]
+    if not here:
+        return False, f"OCR no longer reads {e.word!r} at its place: {read}"
+    mask = gt.clip(after.shape[1], after.shape[0]).to_mask(*after.shape[:2])
+    moved = lab_stats(after, mask).b - lab_stats(before, mask).b
+    return moved >= 4.0, f"word still read; mean b* over it {moved:+.1f} (≥4)"
 
-        try:
-            m = outpaint_margins(before.shape[0], before.shape[1], e.result, e.params)
-        except ToolError as err:
-            return False, str(err)
-        want = m.new_size(before.shape[0], before.shape[1])
-        if after.shape[:2] != want:
-            return False, f"canvas {after.shape[1]}x{after.shape[0]}, expected {want[1]}x{want[0]}"
-        inner = after[m.top : m.top + before.shape[0], m.left : m.left + before.shape[1]]
-        same = bool(np.array_equal(inner, before))
-        return same, "original kept at its offset" if same else "the original moved or changed"
-    return False, f"no ground truth for {e.kind!r}"
+
+def _verify_recolour(
+    task: SyntheticTask, e: Expected, before: np.ndarray, after: np.ndarray, frame: Frame
+) -> tuple[bool, str]:
+    from costa.checks.common import ciede2000_values
+    from costa.colours import parse_colour
+    from costa.masks import erode_mask
+
+    assert task.obj is not None
+    rgb = parse_colour(e.colour or "")
+    if rgb is None or not frame.identity:
+        return False, f"cannot verify colour {e.colour!r} here"
+    mask = erode_mask(task.obj.mask, 2)
+    median = float(np.median(ciede2000_values(after, mask, rgb)))
+    return median <= 15.0, f"median ΔE2000 to {e.colour} {median:.1f} (≤15)"
+
+
+def _verify_removal(
+    task: SyntheticTask, e: Expected, before: np.ndarray, after: np.ndarray, frame: Frame
+) -> tuple[bool, str]:
+    from costa.imagestats import psnr
+    from costa.masks import dilate_mask
+
+    assert task.obj is not None
+    if not frame.identity:
+        return False, "cannot verify the removal after a geometry change"
+    region = dilate_mask(task.obj.mask, 2)
+    value = psnr(after[region][None], task.obj.background[region][None])
+    if value >= 20.0:
+        return True, f"removed region vs true background PSNR {value:.1f} dB (≥20)"
+    # A photo's hidden content cannot be known from its surroundings: there, being much closer to it than the
+    # object was is what a good fill can do.
+    was = psnr(before[region][None], task.obj.background[region][None])
+    ok = task.obj.background_kind == "photo" and value >= was + 5.0
+    return ok, f"removed region vs true background PSNR {value:.1f} dB (≥20, or +5 over {was:.1f} on photos)"
+
+
+def _verify_adjustment(
+    task: SyntheticTask, e: Expected, before: np.ndarray, after: np.ndarray, frame: Frame
+) -> tuple[bool, str]:
+    from costa.imagestats import lab_stats
+
+    if after.shape != before.shape:
+        return False, "the size changed"
+    sb, sa = lab_stats(before), lab_stats(after)
+    r = e.result or ""
+    checks = {
+        "brighter": (sa.lightness - sb.lightness >= 1.5, f"L* {sb.lightness:.1f} → {sa.lightness:.1f}"),
+        "darker": (sb.lightness - sa.lightness >= 1.5, f"L* {sb.lightness:.1f} → {sa.lightness:.1f}"),
+        "more contrast": (sa.contrast >= 1.05 * sb.contrast, f"L* spread {sb.contrast:.1f} → {sa.contrast:.1f}"),
+        "less contrast": (sb.contrast >= 1.05 * sa.contrast, f"L* spread {sb.contrast:.1f} → {sa.contrast:.1f}"),
+        "more saturated": (sa.chroma >= 1.05 * sb.chroma, f"chroma {sb.chroma:.1f} → {sa.chroma:.1f}"),
+        "less saturated": (sb.chroma >= 1.05 * sa.chroma, f"chroma {sb.chroma:.1f} → {sa.chroma:.1f}"),
+        "warmer": (sa.b - sb.b >= 1.5, f"b* {sb.b:.1f} → {sa.b:.1f}"),
+        "cooler": (sb.b - sa.b >= 1.5, f"b* {sb.b:.1f} → {sa.b:.1f}"),
+        "grayscale": (sa.chroma <= 3.0, f"chroma {sa.chroma:.1f} (≤3)"),
+        "sepia": (sa.b >= 5.0, f"b* {sa.b:.1f} (≥5)"),
+    }
+    ok, why = checks.get(r, (False, f"unknown adjustment {r!r}"))
+    return ok, why
+
+
+def _verify_upscaling(
+    task: SyntheticTask, e: Expected, before: np.ndarray, after: np.ndarray, frame: Frame
+) -> tuple[bool, str]:
+    import cv2
+
+    from costa.imagestats import psnr
+
+    factor = float(e.result or 2)
+    want = (round(before.shape[0] * factor), round(before.shape[1] * factor))
+    if after.shape[:2] != want:
+        return False, f"size {after.shape[1]}x{after.shape[0]}, expected {want[1]}x{want[0]}"
+    back = cv2.resize(after, (before.shape[1], before.shape[0]), interpolation=cv2.INTER_AREA)
+    value = psnr(back, before)
+    return value >= 28.0, f"×{factor:g}; shrunk back vs before PSNR {value:.1f} dB (≥28)"
+
+
+def _verify_deblurring(
+    task: SyntheticTask, e: Expected, before: np.ndarray, after: np.ndarray, frame: Frame
+) -> tuple[bool, str]:
+    from costa.imagestats import psnr
+
+    if task.sharp is None or not frame.identity or after.shape != task.sharp.shape:
+        return False, "no sharp truth to compare with here"
+    gain = psnr(after, task.sharp) - psnr(before, task.sharp)
+    return gain >= 0.3, f"PSNR to the sharp scene {gain:+.2f} dB (≥0.3)"
+
+
+def _verify_outpainting(
+    task: SyntheticTask, e: Expected, before: np.ndarray, after: np.ndarray, frame: Frame
+) -> tuple[bool, str]:
+    from costa.errors import ToolError
+    from costa.tools.outpaint import outpaint_margins
+
+    try:
+        m = outpaint_margins(before.shape[0], before.shape[1], e.result, e.params)
+    except ToolError as err:
+        return False, str(err)
+    want = m.new_size(before.shape[0], before.shape[1])
+    if after.shape[:2] != want:
+        return False, f"canvas {after.shape[1]}x{after.shape[0]}, expected {want[1]}x{want[0]}"
+    inner = after[m.top : m.top + before.shape[0], m.left : m.left + before.shape[1]]
+    same = bool(np.array_equal(inner, before))
+    return same, "original kept at its offset" if same else "the original moved or changed"
+
+
+_Verifier = Callable[[SyntheticTask, Expected, np.ndarray, np.ndarray, Frame], tuple[bool, str]]
+#: Subtask kind → how its outcome is judged against the truth (the text edits: `_verify_text_edit`).
+_VERIFIERS: dict[str, _Verifier] = {
+    "object_recoloration": _verify_recolour,
+    "object_removal": _verify_removal,
+    "global_adjustment": _verify_adjustment,
+    "image_upscaling": _verify_upscaling,
+    "image_deblurring": _verify_deblurring,
+    "outpainting": _verify_outpainting,
+}
 
 
 def advance(frame: Frame, kind: str, before: np.ndarray, after: np.ndarray, e: Expected | None) -> None:

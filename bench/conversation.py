@@ -243,6 +243,7 @@ def run_session(core: Any, scene: Scene, turns: list[dict[str, Any]], tmp: Path)
     """Run one session; yield (reference type, miss or '' for the reading, miss or '' for the result) per turn."""
     from PIL import Image
 
+    from costa.session.core import Pointing
     from costa.session.turns import TurnOptions
 
     path = tmp / "photo.png"
@@ -258,7 +259,7 @@ def run_session(core: Any, scene: Scene, turns: list[dict[str, Any]], tmp: Path)
         point = turn.get("point", scene.box if k == 0 else None)
         box = ",".join(str(v) for v in point) if point else ""
         opts = TurnOptions.validate(core.settings)
-        view = _last_view(core.run(core.prepare(sid, None, text, opts, (), box)))
+        view = _last_view(core.run(core.prepare(sid, None, text, opts, Pointing(box=box))))
         _, now = core.head(sid, None)
         on = turn.get("check", {}).get("region")
         view_scene = Scene(scene.image, (on[0], on[1], on[2], on[3]), scene.sign) if isinstance(on, list) else scene
@@ -335,6 +336,7 @@ def run_long(home: Path, turns: int) -> list[str]:
     undoes), and at the end everything outside the edit regions with the upload."""
     from PIL import Image
 
+    from costa.session.core import Pointing
     from costa.session.turns import TurnOptions
 
     scene = make_scene({"photo": "coffee", "box": [64, 8, 112, 88], "sign": {"text": "SALE", "at": [168, 8]}})
@@ -351,7 +353,7 @@ def run_long(home: Path, turns: int) -> list[str]:
         edit_region = _box_mask(original.shape, scene.box, 16) | _box_mask(original.shape, scene.sign, 16)
         opts = TurnOptions.validate(core.settings)
         box = ",".join(str(v) for v in scene.box)
-        first = _last_view(core.run(core.prepare(sid, None, "make the object red", opts, (), box)))
+        first = _last_view(core.run(core.prepare(sid, None, "make the object red", opts, Pointing(box=box))))
         drift: dict[str, list[float]] = {"sign back": [], "object back": []}
         returns_to: dict[str, np.ndarray] = {}  # the state each way back must return to: the image before its edit
         passed_once: set[str] = set()
@@ -363,7 +365,7 @@ def run_long(home: Path, turns: int) -> list[str]:
                 returns_to["sign back"] = prior
             elif text == "make the red object blue":
                 returns_to["object back"] = prior
-            view = _last_view(core.run(core.prepare(sid, None, text, opts, ())))
+            view = _last_view(core.run(core.prepare(sid, None, text, opts)))
             ok = view is not None and view.status == "done"
             if ok:
                 passed_once.add(text)

@@ -109,7 +109,7 @@ def _run_turn(core: Any, built: Any) -> _Turn | str:
     """Run the case's turn through the session core as `costa edit` does; the refusal's message when refused."""
     from costa.calibration import content_class
     from costa.errors import CostaError
-    from costa.session.core import Upload
+    from costa.session.core import Pointing, Upload
     from costa.session.turns import TurnOptions
     from costa.types import Mask
 
@@ -121,7 +121,9 @@ def _run_turn(core: Any, built: Any) -> _Turn | str:
     events: list[Any] = []
     view = None
     try:
-        req = core.prepare(sid, None, built.case.instruction, opts, clicks, box, brush, Upload(built.image, "real", ()))
+        req = core.prepare(
+            sid, None, built.case.instruction, opts, Pointing(clicks, box, brush), Upload(built.image, "real", ())
+        )
         for shown, ev in core.run(req):
             view = shown
             if ev is not None:

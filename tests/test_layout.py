@@ -28,9 +28,7 @@ ALLOWED_LONG_FUNCTIONS: dict[str, str] = {
 }
 #: Functions with more than `L.MAX_PARAMETERS` parameters allowed for now, with their owner.
 ALLOWED_WIDE_FUNCTIONS: dict[str, str] = {
-    "costa.session.core:SessionCore.prepare": "turn",
     "ui.api:add_api.edit": "turn",
-    "costa.reflect.session:remember_turn": "turn",
 }
 
 

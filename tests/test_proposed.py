@@ -22,7 +22,7 @@ from costa.errors import InputError, TableError
 from costa.eventlog import event_from_dict, event_to_dict
 from costa.events import SubtaskProposed
 from costa.services import Services
-from costa.session import SessionCore, TurnOptions
+from costa.session import Pointing, SessionCore, TurnOptions
 from costa.store import Store
 from costa.testing.calibration import FAKE_NOTE, fake_table, write_fake_calibration
 from costa.turn.vouching import consumed_region
@@ -86,7 +86,9 @@ def test_a_session_turn_the_table_cannot_vouch_for_is_proposed_and_saves_no_vers
     core.upload(sid, None, src)
     before = core.store.versions(sid)
     opts = TurnOptions.validate(core.settings, None, None, "lazy", False)
-    view = [v for v, _ in core.run(core.prepare(sid, None, "make the object blue", opts, box="26,14,44,44"))][-1]
+    view = [v for v, _ in core.run(core.prepare(sid, None, "make the object blue", opts, Pointing(box="26,14,44,44")))][
+        -1
+    ]
     assert view.status == "proposed" and set(view.proposed) == {"s1"} and not view.done_subtasks
     assert "no real-photo evidence for recolor_" in view.proposed["s1"].reason
     assert view.subtask_state("s1") == "proposed" and view.result_version is None
@@ -141,7 +143,9 @@ def _proposing_core(tmp_path: Path) -> tuple[SessionCore, str]:
 
 def _propose(core: SessionCore, sid: str) -> object:
     opts = TurnOptions.validate(core.settings, None, None, "lazy", False)
-    return [v for v, _ in core.run(core.prepare(sid, None, "make the object blue", opts, box="26,14,44,44"))][-1]
+    return [v for v, _ in core.run(core.prepare(sid, None, "make the object blue", opts, Pointing(box="26,14,44,44")))][
+        -1
+    ]
 
 
 def test_accepting_a_proposal_saves_it_as_the_current_version_and_records_the_verdict(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ import numpy as np
 from pathlib import Path
 from costa.config import Settings
 from costa.services import Services
-from costa.session import SessionCore, TurnOptions
+from costa.session import Pointing, SessionCore, TurnOptions
 from ui import render as R
 
 root, home = Path(sys.argv[1]), Path(sys.argv[2])
@@ -97,7 +97,7 @@ sid = core.new_session(None).id
 core.upload(sid, None, root / "assets" / "red_ball.png")
 head0, image0 = core.head(sid, None)
 opts = TurnOptions.validate(core.settings)
-view = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", opts, clicks=[click]))][-1]
+view = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", opts, Pointing([click])))][-1]
 assert view is not None and view.ask_pointing, view.notes
 assert view.result_version is None
 head1, image1 = core.head(sid, None)
@@ -105,7 +105,7 @@ assert head1.id == head0.id and np.array_equal(image1, image0)  # nothing saved
 text = R.final_text(view)
 assert "Nothing was saved" in text and "the best attempt was kept" not in text, text
 accept = TurnOptions.validate(core.settings, accept_unverified=True)
-kept = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", accept, clicks=[click]))][-1]
+kept = [v for v, _ in core.run(core.prepare(sid, None, "make the ball blue", accept, Pointing([click])))][-1]
 head2, image2 = core.head(sid, None)
 core.close()
 assert kept is not None and kept.result_version == head2.id != head0.id

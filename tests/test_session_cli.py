@@ -18,7 +18,7 @@ from PIL import Image
 
 from costa.config import Settings
 from costa.services import Services
-from costa.session import SessionCore, TurnOptions
+from costa.session import Pointing, SessionCore, TurnOptions
 from costa.store import Store
 from costa.testing.calibration import fake_table
 from tests.text_helpers import Line, background, draw
@@ -87,13 +87,15 @@ def test_bundle_rerun_commands_are_complete_and_shell_safe(sale_png: Path, tmp_p
     opts = TurnOptions.validate(core.settings, 1.0, 0.8, "eager")
     for _ in core.run(core.prepare(sid, None, hostile, opts)):
         pass
-    for _ in core.run(core.prepare(sid, None, "recolor it to pink", TurnOptions(), clicks=[(100, 80), (220, 140)])):
+    for _ in core.run(core.prepare(sid, None, "recolor it to pink", TurnOptions(), Pointing([(100, 80), (220, 140)]))):
         pass
     mask = np.zeros((200, 480), bool)
     mask[40:120, 50:260] = True
     from costa.types import Mask
 
-    brushed = core.prepare(sid, None, "recolor it to pink", TurnOptions(), brush=Mask(mask, label="user brush"))
+    brushed = core.prepare(
+        sid, None, "recolor it to pink", TurnOptions(), Pointing(brush=Mask(mask, label="user brush"))
+    )
     for _ in core.run(brushed):
         pass
     _, bundle = core.versions.export(sid, None)

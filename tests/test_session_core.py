@@ -15,7 +15,7 @@ from costa.config import Settings
 from costa.errors import InputError
 from costa.events import ToolFinished, TurnDone
 from costa.services import Services
-from costa.session import SessionCore, TurnOptions
+from costa.session import Pointing, SessionCore, TurnOptions
 from costa.store import Store
 from costa.testing import hostile_files as bad_images
 from costa.testing.calibration import fake_table
@@ -50,7 +50,7 @@ def sign(tmp_path: Path) -> Path:
 def run(ws: SessionCore, sid: str, owner, text: str, alpha=None, threshold=None, clicks=(), box: str = ""):
     """A turn through the core as every interface runs it: validate the whole request, then run it."""
     opts = TurnOptions.validate(ws.settings, alpha, threshold)
-    return ws.run(ws.prepare(sid, owner, text, opts, clicks, box))
+    return ws.run(ws.prepare(sid, owner, text, opts, Pointing(clicks, box)))
 
 
 def finish(gen) -> R.TurnView:

@@ -12,7 +12,7 @@ from PIL import Image
 
 from costa.config import Settings
 from costa.services import Services
-from costa.session import SessionCore, TurnOptions
+from costa.session import Pointing, SessionCore, TurnOptions
 from costa.store import Store
 from costa.testing.calibration import fake_table
 from tests.app_server import AppServer
@@ -66,7 +66,7 @@ def last_view(gen):
 def run(core: SessionCore, sid: str, text: str, brush=None, cached=None):
     """A turn as the page runs it: the whole request validated, then run."""
     opts = TurnOptions.validate(core.settings)
-    return core.run(core.prepare(sid, None, text, opts, brush=brush, cached=cached))
+    return core.run(core.prepare(sid, None, text, opts, Pointing(brush=brush), cached=cached))
 
 
 def test_edit_this_region_and_do_the_rest_keep_the_instruction(ws: Workspace, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from PIL import Image
 from costa.config import Settings
 from costa.errors import InputError
 from costa.services import Services
-from costa.session import SessionCore, TurnOptions
+from costa.session import Pointing, SessionCore, TurnOptions
 from costa.store import Store
 from costa.store.proposals import session_proposals, verdicts
 from costa.testing.calibration import write_fake_calibration
@@ -53,7 +53,7 @@ def _core(tmp_path: Path) -> tuple[SessionCore, str]:
 
 def _turn(core: SessionCore, sid: str, text: str, mode: str = "lazy", **pointing: object) -> object:
     opts = TurnOptions.validate(core.settings, None, None, mode, False, str(pointing.pop("action", "")))
-    req = core.prepare(sid, None, text, opts, **pointing)  # type: ignore[arg-type]
+    req = core.prepare(sid, None, text, opts, Pointing(**pointing))  # type: ignore[arg-type]
     return [v for v, _ in core.run(req)][-1]
 
 

@@ -15,7 +15,7 @@ import gradio as gr
 import numpy as np
 
 from costa.errors import InputError
-from costa.session import SessionCore, TurnOptions, TurnView, parse_clicks, read_brush
+from costa.session import Pointing, SessionCore, TurnOptions, TurnView, parse_clicks, read_brush
 from costa.session.targets import candidate_overlay, candidate_region, targets_report
 from costa.session.view import is_tool_event
 from ui import render as R
@@ -197,7 +197,7 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
                     raise InputError("upload an image first, then send a brush mask of its size")
                 h, w = current.shape[:2]
             mask = read_brush(brush, w, h)
-        req = core.prepare(session_id, owner, instruction, opts, points, box or "", mask, upload)
+        req = core.prepare(session_id, owner, instruction, opts, Pointing(points, box or "", mask), upload)
         yield from stream(req, session_id, owner)
 
     def stream(req: Any, session_id: str, owner: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -283,7 +283,7 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         params = turn.params
         opts = TurnOptions.validate(settings, params.get("alpha"), params.get("threshold"), params.get("mode"),
                                     params.get("reflect"), "refine")  # fmt: skip
-        req = core.prepare(session_id, owner, turn.instruction, opts, points, box or "", mask)
+        req = core.prepare(session_id, owner, turn.instruction, opts, Pointing(points, box or "", mask))
         yield from stream(req, session_id, owner)
 
     @short_errors

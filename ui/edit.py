@@ -15,7 +15,7 @@ import gradio as gr
 
 from costa.errors import InputError
 from costa.pointing import brush_mask
-from costa.session import MAX_CLICKS, MODES, TurnOptions
+from costa.session import MAX_CLICKS, MODES, Pointing, TurnOptions
 from costa.session.preview import plan_cache_put
 from costa.session.turns import region_warnings
 from costa.session.view import is_tool_event
@@ -344,7 +344,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         action, state.action = state.action, ""
         opts = TurnOptions.validate(settings, a, th, m, bool(r), action)
         req = core.prepare(
-            state.session_id, state.owner, text, opts, state.clicks, box_text or "", state.brush,
+            state.session_id, state.owner, text, opts, Pointing(state.clicks, box_text or "", state.brush),
             cached=state.plans.get((text or "").strip()),
         )  # fmt: skip
         totals = R.session_totals(core.versions.session_totals(state.session_id))

@@ -114,6 +114,7 @@ def run_item(
         ItemStoppedError: `stop` was set, or a turn ended stopped.
         InputError: the task cannot be run as written (an image or mask that does not fit, a box outside it).
     """
+    from costa.session.core import Pointing
     from costa.session.turns import TurnOptions, read_brush
 
     task: Task = campaign.tasks.by_id(item.task_id)
@@ -133,11 +134,10 @@ def run_item(
         image = upload.image if number == 1 else core.head(session_id, owner)[1]
         h, w = image.shape[:2]
         brush = read_brush(spec.brush, w, h) if spec.brush is not None else None
-        req = core.prepare(
-            session_id, owner, spec.instruction, opts,
-            [(p.x, p.y) for p in spec.points if p.positive], spec.box, brush, upload if number == 1 else None,
-            negatives=[(p.x, p.y) for p in spec.points if not p.positive],
-        )  # fmt: skip
+        clicks = [(p.x, p.y) for p in spec.points if p.positive]
+        negatives = [(p.x, p.y) for p in spec.points if not p.positive]
+        pointing = Pointing(clicks, spec.box, brush, negatives)
+        req = core.prepare(session_id, owner, spec.instruction, opts, pointing, upload if number == 1 else None)
         view = None
         for shown, _ev in core.run(req):
             view = shown

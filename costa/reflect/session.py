@@ -13,6 +13,7 @@ earlier regions), `remember_turn` after it, and `expected_reflection_seconds` fo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from costa.reflect.protocol import Protocol, load_protocol
 from costa.types import Box
 
 __all__ = [
+    "FinishedTurn",
     "expected_reflection_seconds",
     "load_protocol",
     "load_session_memory",
@@ -37,20 +39,25 @@ def load_session_memory(store: Any, session_id: str) -> SessionMemory:
     return SessionMemory([record_from_row(r) for r in load_memory(store, session_id)])
 
 
-def remember_turn(
-    store: Any,
-    session_id: str,
-    turn_id: int,
-    instruction: str,
-    resolved: str,
-    plan: Any,
-    base: np.ndarray,
-    events: Sequence[Any],
-    box: Box | None = None,
-) -> None:
+@dataclass(frozen=True, eq=False)
+class FinishedTurn:
+    """A finished turn as the memory keeps it: its id, the instruction and what it resolved to (references replaced),
+    its plan, the image it started from, its events (per-subtask images, reflection), the box it was pointed at."""
+
+    turn_id: int
+    instruction: str
+    resolved: str
+    plan: Any
+    base: np.ndarray
+    events: Sequence[Any]
+    box: Box | None = None
+
+
+def remember_turn(store: Any, session_id: str, turn: FinishedTurn) -> None:
     """Save a finished turn's plan, accepted masks (from its per-subtask images) and reflection feedback."""
     from costa.store import save_memory
 
+    events = turn.events
     images = [(e.subtask_id, e.image) for e in events if e.kind == "subtask_done" and e.image is not None]
     feedback = [
         n for e in events if e.kind == "reflection" and e.decision != "accept" for x in e.experts for n in x["negative"]
@@ -62,8 +69,10 @@ def remember_turn(
         for f in (getattr(e, "merged", None) or {}).get("fix", [])
     ]  # the aggregator's merged fixes
     feedback += [e.reason for e in events if e.kind == "reflection_kept" and not e.accepted]
-    record = record_turn(turn_id, instruction, resolved, plan, base, images, feedback, box)
-    save_memory(store, session_id, turn_id, record_to_row(record))
+    record = record_turn(
+        turn.turn_id, turn.instruction, turn.resolved, turn.plan, turn.base, images, feedback, turn.box
+    )
+    save_memory(store, session_id, turn.turn_id, record_to_row(record))
 
 
 def expected_reflection_seconds(tool_seconds: float, n_subtasks: int, n_vlm: int, protocol: Protocol) -> float:

@@ -1,6 +1,6 @@
 """The session core shared by the page, the API, the CLI and the benchmarks (see `costa.session.core`)."""
 
-from costa.session.core import BUSY, SessionCore, TurnRequest, Upload, upload_notes
+from costa.session.core import BUSY, Pointing, SessionCore, TurnRequest, Upload, upload_notes
 from costa.session.preview import ALPHA_GRID, Preview
 from costa.session.turns import MAX_CLICKS, MODES, PlanResult, TurnOptions, parse_clicks, read_brush
 from costa.session.view import SubtaskPanel, TurnView
@@ -11,6 +11,7 @@ __all__ = [
     "MAX_CLICKS",
     "MODES",
     "PlanResult",
+    "Pointing",
     "Preview",
     "SessionCore",
     "SubtaskPanel",

@@ -58,6 +58,7 @@ def run_edit(args: argparse.Namespace, out: TextIO) -> int:
 def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int:
     from costa.eventlog import event_to_dict
     from costa.images import load_mask, parse_point
+    from costa.session.core import Pointing
     from costa.session.turns import TurnOptions, check_instruction
 
     sid = core.session(args.session, None).id if args.session else core.new_session(None).id
@@ -78,10 +79,9 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
     h, w = image.shape[:2]
     points = [parse_point(p, w, h) for p in args.point]
     mask = load_mask(args.mask, w, h) if args.mask else None
-    req = core.prepare(
-        sid, None, instruction, opts, [(p.x, p.y) for p in points if p.positive], args.box or "", mask, upload,
-        negatives=[(p.x, p.y) for p in points if not p.positive],
-    )  # fmt: skip
+    clicks = [(p.x, p.y) for p in points if p.positive]
+    negatives = [(p.x, p.y) for p in points if not p.positive]
+    req = core.prepare(sid, None, instruction, opts, Pointing(clicks, args.box or "", mask, negatives), upload)
     for note in req.notes:
         print(f"note: {note}", file=sys.stderr)
     events_file = open(args.events, "w", encoding="utf-8") if args.events else None  # noqa: SIM115

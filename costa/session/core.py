@@ -65,6 +65,17 @@ class Upload:
 
 
 @dataclass(frozen=True, eq=False)
+class Pointing:
+    """Where the user pointed for a turn: `clicks` on the target (one: the region around it; two or more: their box),
+    `negatives` on the background, a `box` as typed ("x1,y1,x2,y2"; "" for none) and a `brush` mask."""
+
+    clicks: Sequence[tuple[int, int]] = ()
+    box: str = ""
+    brush: Mask | None = None
+    negatives: Sequence[tuple[int, int]] = ()
+
+
+@dataclass(frozen=True, eq=False)
 class TurnRequest:
     """A validated turn: nothing in it can be refused any more except by a turn already running or a moved head."""
 
@@ -278,17 +289,17 @@ class SessionCore:
         owner: str | None,
         instruction: Any,
         options: TurnOptions,
-        clicks: Sequence[tuple[int, int]] = (),
-        box: str = "",
-        brush: Mask | None = None,
+        pointing: Pointing | None = None,
         upload: Upload | None = None,
         cached: PlanResult | None = None,
-        negatives: Sequence[tuple[int, int]] = (),
     ) -> TurnRequest:
         """Check a whole turn request against the image it will edit; raise `InputError` before anything is stored.
 
-        `clicks` are on the target (one: the region around it; two or more: their box), `negatives` on background.
+        `pointing`: the clicks, box, brush and background clicks (`Pointing`; default: none); `upload`: an image that
+        becomes the current version if the turn keeps it; `cached`: the plan already made for this instruction.
         """
+        pointing = pointing or Pointing()
+        clicks, box, brush, negatives = pointing.clicks, pointing.box, pointing.brush, pointing.negatives
         session = self.store.session(session_id, owner)
         text = check_instruction(instruction)
         if self.busy(session.id):

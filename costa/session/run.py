@@ -31,7 +31,7 @@ from costa.messages import plain_reasons
 from costa.models.control import ToolStoppedError, TurnControl, run_stoppable
 from costa.pointing import describe_region
 from costa.reflect.report import chat_note
-from costa.reflect.session import remember_turn
+from costa.reflect.session import FinishedTurn, remember_turn
 from costa.session.conversation import path_memory
 from costa.session.runtime import STOPPED_BY_LEFT, STOPPED_BY_STOP, SessionRuntime
 from costa.session.targets import pointing_first, record_targets, target_panels
@@ -226,10 +226,10 @@ class TurnRun:
         if planned.plan is None or self.view.outcome is None:
             return
         box0 = self.region.boxes[0] if self.region.boxes else None
-        remember_turn(
-            self.core.store, self.session.id, self.turn_id, self.req.instruction, self.resolved.text, planned.plan,
-            self.req.image, self.events, box0,
-        )  # fmt: skip
+        turn = FinishedTurn(
+            self.turn_id, self.req.instruction, self.resolved.text, planned.plan, self.req.image, self.events, box0
+        )
+        remember_turn(self.core.store, self.session.id, turn)
 
     def record(self) -> None:
         """The turn's record in the store: events, totals, results, what was skipped or not verified, the plan."""

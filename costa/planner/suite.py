@@ -20,8 +20,8 @@ to the user).
    exactly (spaces at the ends aside); a list in the suite gives alternatives that are all acceptable ("wood" or
    "wooden");
 4. each param named in the case present with an equal value (numbers within 1e-6, strings normalised, a list in the
-   suite gives alternatives); params the case does not name are not compared (they are the planner's own
-   bookkeeping);
+   suite gives alternatives, except against a list in the plan, which it must equal item by item: `keep: [bike,
+   lamp post]`); params the case does not name are not compared (they are the planner's own bookkeeping);
 5. the number of unsupported parts equal to `unsupported` (default 0), so a plan that drops or refuses a clause fails;
 6. parents are not compared (the validator derives them from kinds and targets).
 
@@ -169,6 +169,8 @@ def _same_result(kind: str, want: str | None, have: str | None) -> bool:
 
 
 def _same_value(want: Any, have: Any) -> bool:
+    if isinstance(want, list) and isinstance(have, list | tuple):  # a list value: the same items in order
+        return len(want) == len(have) and all(_same_value(w, h) for w, h in zip(want, have, strict=True))
     if isinstance(want, list):  # alternatives, any of them will do
         return any(_same_value(w, have) for w in want)
     if isinstance(want, bool) or isinstance(have, bool):

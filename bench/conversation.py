@@ -14,6 +14,10 @@ it must resolve to (a plan, a restore, a history command or a question) and how 
 - `ocr: WORD` — OCR reads WORD on the sign;  `asked` — a question came back and nothing changed;
 - and for every edit: at most 0.5 % of the pixels outside the object's box (grown by 16 px) or the sign changed.
 
+Every turn runs as if the person pressed Accept on a proposal (`accept_unverified`): where the real-photo calibration
+has no evidence for a context a result is only proposed and nothing would be written, and what this benchmark measures
+is how the follow-ups read and act on the image, not the calibration.
+
 Reported: resolution accuracy per reference type (what the turn was read as, against the expected reading, on the
 memory the earlier real turns left) and end-to-end pass (read right and checked right), per part. `--long` runs
 100-turn sessions of mixed edits, undos and changes back and reports the pixels changed outside every edit region
@@ -258,7 +262,7 @@ def run_session(core: Any, scene: Scene, turns: list[dict[str, Any]], tmp: Path)
         read_miss = "" if read == want else f"read as {read}, expected {want}"
         point = turn.get("point", scene.box if k == 0 else None)
         box = ",".join(str(v) for v in point) if point else ""
-        opts = TurnOptions.validate(core.settings)
+        opts = TurnOptions.validate(core.settings, accept_unverified=True)  # as a person accepting each proposal
         view = _last_view(core.run(core.prepare(sid, None, text, opts, Pointing(box=box))))
         _, now = core.head(sid, None)
         on = turn.get("check", {}).get("region")
@@ -351,7 +355,7 @@ def run_long(home: Path, turns: int) -> list[str]:
         original = scene.image
         obj, sign = _box_mask(original.shape, scene.box), _box_mask(original.shape, scene.sign)
         edit_region = _box_mask(original.shape, scene.box, 16) | _box_mask(original.shape, scene.sign, 16)
-        opts = TurnOptions.validate(core.settings)
+        opts = TurnOptions.validate(core.settings, accept_unverified=True)  # as a person accepting each proposal
         box = ",".join(str(v) for v in scene.box)
         first = _last_view(core.run(core.prepare(sid, None, "make the object red", opts, Pointing(box=box))))
         drift: dict[str, list[float]] = {"sign back": [], "object back": []}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,7 @@ from costa.services import Services
 from costa.turn.ending import Ending, end_turn
 from costa.turn.executor import StepExecutor
 from costa.turn.graphs import build_graph, pointing_events
+from costa.turn.kept import keep_subtask_ids, locate_kept, without_keeps
 from costa.turn.phase import whole_plan_phase
 from costa.turn.records import PhaseResult, TurnConfig, TurnState, UserRegion, turn_numbers
 from costa.turn.search import TurnContext
@@ -103,6 +104,11 @@ def run_turn(
         yield TurnDone(time.perf_counter() - t_start, 0.0, 0, 0.0, None, ok=False, skipped=skipped)
         return
     ctx, runtime = _context(services, plan, region, (alpha, threshold), cfg, env)
+    if keep_subtask_ids(plan):  # "… and keep the trees unchanged": locate what is kept before the edits run
+        state, unkept, _ = yield from locate_kept(ctx, plan, state)
+        skipped.update(unkept)
+        edits = without_keeps(plan)  # every mode's phase serves the edits only (the executor still knows them all)
+        ctx, tg = replace(ctx, plan=edits), build_graph(services, edits, region)
     phase = yield from _phase(ctx, runtime, tg, state, (cfg.mode, env.task or f"turn-{uuid.uuid4().hex[:12]}"))
     reflect = services.settings.reflect if cfg.reflect is None else cfg.reflect
     ending = Ending(image, skipped, t_start, reflect, env.memory, cfg.accept_unverified)
@@ -143,4 +149,4 @@ def _phase(
         from costa.subroutines.executor import fast_slow_phase
 
         return (yield from fast_slow_phase(runtime, ctx, tg, TurnState(state), task))
-    return (yield from whole_plan_phase(ctx, tg, state.image, lazy=mode != "eager"))
+    return (yield from whole_plan_phase(ctx, tg, state, lazy=mode != "eager"))

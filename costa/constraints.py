@@ -17,6 +17,11 @@ built-in or added later, in every search mode:
 - **Analysis runs on real pixels.** Results lying mostly in pixels costa invented this turn are dropped
   (`costa.invented`), unless the subtask asks about the new content.
 - A step that produces an image updates the `invented` artifact when its kind invents pixels.
+- **What the instruction keeps stays as it was.** "… and keep the trees unchanged" plans a segmentation of the trees
+  with `params["role"] = "keep"` (`costa.planner.keeps`); its masks become the turn's `kept` artifact, and every
+  later tool output that is an image gets those pixels put back from the image it started from
+  (`restore_kept`), whatever the tool did; the edit's check then verifies they did not change
+  (`costa.checks.check_step`).
 
 Units: pixels; shares in [0, 1].
 """
@@ -232,6 +237,45 @@ def _filtered(
     return replace(output, artifacts=artifacts, notes=(output.notes + ("; " if output.notes and note else "") + note))
 
 
+#: The artifact holding what the instruction keeps unchanged (bool (H, W)).
+KEPT = "kept"
+
+
+def kept_mask(state: EditState) -> np.ndarray | None:
+    """What this turn keeps unchanged, as a bool (H, W) mask of the state's size, or None."""
+    kept = state.artifacts.get(KEPT)
+    if isinstance(kept, np.ndarray) and kept.shape == (state.height, state.width) and kept.any():
+        return kept
+    return None
+
+
+def restore_kept(state: EditState, output: ToolOutput) -> ToolOutput:
+    """`output` with the kept pixels put back as they were in `state` (an output of another size is left alone: the
+    planner refuses to keep anything through a resize)."""
+    kept = kept_mask(state)
+    if kept is None or output.image is None or output.image.shape != state.image.shape:
+        return output
+    moved = int((np.abs(output.image.astype(np.int16) - state.image.astype(np.int16)).max(axis=2) > 0)[kept].sum())
+    if moved == 0:
+        return output
+    image = output.image.copy()
+    image[kept] = state.image[kept]
+    note = f"put back {moved} px of what the instruction keeps unchanged"
+    return replace(output, image=image, notes=(output.notes + "; " if output.notes else "") + note)
+
+
+def _with_kept(state: EditState, subtask: Subtask, output: ToolOutput) -> ToolOutput:
+    """A keep segmentation's masks added to the turn's `kept` region."""
+    masks = [m.data for m in output.artifacts.get("masks") or () if m.data.shape == (state.height, state.width)]
+    if subtask.params.get("role") != "keep" or not masks:
+        return output
+    kept = np.logical_or.reduce(masks)
+    before = kept_mask(state)
+    if before is not None:
+        kept = kept | before
+    return replace(output, artifacts={**output.artifacts, KEPT: kept})
+
+
 def constrain_output(tool_id: str, state: EditState, subtask: Subtask, output: ToolOutput, invents: bool) -> ToolOutput:
     """`output` made to respect the user's pointing and the photo's own pixels (see the module docstring).
 
@@ -244,6 +288,7 @@ def constrain_output(tool_id: str, state: EditState, subtask: Subtask, output: T
         GroundingError: an analysis tool found nothing that agrees with the pointing or lies on real pixels.
     """
     if output.image is not None:
+        output = restore_kept(state, output)
         mask = invented_after(state, subtask, output, invents)
         if mask is None or output.artifacts.get(INVENTED) is not None:
             return output
@@ -251,16 +296,20 @@ def constrain_output(tool_id: str, state: EditState, subtask: Subtask, output: T
     pointed = state.artifacts.get("pointed")
     invented = None if asks_for_invented(subtask) else invented_mask(state)
     if pointed is None and (invented is None or not invented.any()):
-        return output
+        return _with_kept(state, subtask, output)
     if not any(output.artifacts.get(k) for k in LOCATING):
         return output
-    return _filtered(tool_id, state, subtask, output, pointed, invented)
+    return _with_kept(state, subtask, _filtered(tool_id, state, subtask, output, pointed, invented))
 
 
 def carried(state: EditState, region: Any = None) -> dict[str, Any]:
     """The artifacts a new subtask starts with besides the user's own boxes, masks and clicks: what the user pointed
-    at (`pointed`, seen by every step and check) and the pixels invented so far this turn (`invented`)."""
+    at (`pointed`, seen by every step and check), the pixels invented so far this turn (`invented`) and what the
+    instruction keeps unchanged (`kept`)."""
     out: dict[str, Any] = {}
+    kept = kept_mask(state)
+    if kept is not None:
+        out[KEPT] = kept
     if region is not None and region.artifacts():
         out["pointed"] = region
     mask = invented_mask(state)

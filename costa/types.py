@@ -33,9 +33,11 @@ ARTIFACT_TYPES: tuple[str, ...] = (
     "depth",  # np.ndarray float32 (H, W), larger = farther, normalised to [0, 1]
     "invented",  # np.ndarray bool (H, W): every pixel a generative step of this turn produced (costa.invented)
     "pointed",  # costa.agent.UserRegion: what the user pointed at, seen by every step (costa.constraints)
+    "kept",  # np.ndarray bool (H, W): what the instruction said to keep as it is ("keep the trees unchanged")
 )
-#: Artifacts the turn keeps for every step (not a tool's declared output): pixels invented so far, the user's pointing.
-TURN_ARTIFACTS: frozenset[str] = frozenset({"invented", "pointed"})
+#: Artifacts the turn keeps for every step (not a tool's declared output): pixels invented so far, the user's
+#: pointing, the region the instruction keeps unchanged.
+TURN_ARTIFACTS: frozenset[str] = frozenset({"invented", "pointed", "kept"})
 
 
 @dataclass(frozen=True)

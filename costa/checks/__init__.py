@@ -4,7 +4,8 @@ A step that produces its subtask's goal artifact is checked by that subtask's ch
 intermediate step (a detector feeding an editor) is checked by the check for the artifact type it produced
 (`ARTIFACT_CHECKS`). For subtasks that edit pixels, the final verdict is the minimum of the subtask check and
 `unchanged_outside` around the grounded region the step consumed (`costa.checks.region`), so an edit that damages the
-rest of the image fails even when the target looks right, whatever region the tool says it touched.
+rest of the image fails even when the target looks right, whatever region the tool says it touched; and of what the
+instruction keeps as it is (`kept_unchanged`: "… and keep the trees unchanged").
 """
 
 from __future__ import annotations
@@ -78,6 +79,11 @@ def check_step(
             as_whole = keeps_target or (spec.whole_image and not subtask.target)
             outside = outside_check(subtask, before, after, output, whole_image=as_whole)
             verdict = Verdict(min(verdict.quality, outside.quality), verdict.reasons + outside.reasons)
+            from costa.checks.region import kept_unchanged
+
+            kept = kept_unchanged(subtask, before, after)  # "… and keep the trees unchanged"
+            if kept is not None:
+                verdict = Verdict(min(verdict.quality, kept.quality), verdict.reasons + kept.reasons)
         return verdict
     by_type = artifact_checks()
     verdicts = [by_type[t](ctx, subtask, before, after, output) for t in produced if t in by_type and t != "image"]

@@ -190,3 +190,33 @@ def changed_elsewhere(before: np.ndarray, after: np.ndarray, region: np.ndarray)
             ),
         )
     return Verdict(1.0, (f"{share:.2%} of the pixels outside the grounded region changed (largest patch {blob} px)",))
+
+
+def kept_unchanged(subtask: Subtask, before: EditState, after: EditState) -> Verdict | None:
+    """What the instruction keeps as it is ("keep the trees unchanged": `subtask.params["keep"]`) did not change, or
+    None when it keeps nothing.
+
+    The kept region is the turn's `kept` artifact (`costa.constraints`); without it a kept object was never located,
+    and the verdict says so rather than passing silently. A kept background is everything outside the edit's target:
+    the unchanged-outside check verifies it.
+    """
+    names = [str(n) for n in subtask.params.get("keep") or ()]
+    if not names:
+        return None
+    kept = before.artifacts.get("kept")
+    listed = ", ".join(names)
+    if not isinstance(kept, np.ndarray) or kept.shape != (before.height, before.width) or not kept.any():
+        objects = [n for n in names if n.lower() not in ("background", "backdrop", "surroundings")]
+        if not objects:
+            return Verdict(1.0, (f"keeps the {listed}: everything outside the target, judged by the outside check",))
+        return Verdict(
+            1.0,
+            (f"keeps the {listed} unchanged, but the {', '.join(objects)} could not be located: not verified",),
+        )
+    if after.image.shape != before.image.shape:
+        return Verdict(0.0, (f"the image changed size, so the kept {listed} cannot be compared",))
+    moved = changed_pixels(before.image, after.image)[kept]
+    share = float(moved.mean()) if moved.size else 0.0
+    quality = 1.0 if share <= 0.001 else max(0.0, 1.0 - share / 0.02)
+    why = f"the kept {listed}: {share:.1%} of its {int(kept.sum())} px changed"
+    return Verdict(quality, (why + ("" if quality >= 1.0 else "; it must stay as it was"),))

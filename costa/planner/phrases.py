@@ -172,6 +172,9 @@ _SHADE_WORDS = frozenset(
 )
 
 
+_DETERMINER_WORDS = frozenset({"the", "a", "an", "this", "that", "these", "those", "my", "its", "their", "all", "both"})
+
+
 def split_trailing_colour(c: ClauseContext, span: str) -> tuple[str, str, list[int]] | None:
     """Split "the wall light blue" into ("the wall", "light blue", rgb) using the longest colour at the end.
 
@@ -193,6 +196,9 @@ def split_trailing_colour(c: ClauseContext, span: str) -> tuple[str, str, list[i
             continue
         colour = " ".join(words[-k:])
         rgb = parse_colour(colour)
+        left = words[:-k]
+        if all(w.lower() in _DETERMINER_WORDS for w in left):
+            continue  # "make the sky blue": "sky blue" is a colour, but then nothing is left to recolour
         if rgb is not None and not re.fullmatch(r"(?:a|an|the)\b.*", colour, re.IGNORECASE):
             if len(words) > k + 1 and words[-k - 1].lower() in _SHADE_WORDS:
                 k += 1  # "bright red": the shade word belongs to the colour, not to the object

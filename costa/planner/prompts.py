@@ -142,6 +142,12 @@ _KIND_NOTES: tuple[tuple[frozenset[str], str], ...] = (
         ' one" is object_recoloration (not a replacement); "recolour A to x and B to y" is two subtasks.',
     ),
     (
+        frozenset({"object_segmentation"}),
+        '  A constraint ("keep the trees unchanged", "without touching the dog", "but not the door") is not an edit:'
+        ' add one object_segmentation of the kept thing with params {"role": "keep"} first, and give every edit'
+        ' params {"keep": ["trees"]} ("background" when the background must stay as it is).',
+    ),
+    (
         frozenset({"text_removal", "text_replacement"}),
         '  Text named by its role ("the watermark", "the caption", "the date") is a text kind with that role as target'
         ' and no "literal" param; every clause after a text edit is planned too.',

@@ -3,14 +3,17 @@
 How it reads an instruction:
 
 1. Quoted strings become opaque placeholders (`clauses.mask_quotes`), so quoted text is data and never triggers a rule.
-2. The text is split into clauses on sentences, ";", ", and", "then", "also", "while" and "and" before a verb
+2. Constraint clauses ("… and keep the trees unchanged", "without touching the dog", "but not the door") are cut
+   out first (`keeps.read_constraints`); they bind the edits instead of being edits (`keeps.apply_keeps`: the kept
+   object is located first and every edit lists it in `params["keep"]`).
+3. The text is split into clauses on sentences, ";", ", and", "then", "also", "while" and "and" before a verb
    (`clauses.split_clauses`).
-3. Each clause goes through the text rules, then the image rules; the first rule that applies gives its subtasks, or a
+4. Each clause goes through the text rules, then the image rules; the first rule that applies gives its subtasks, or a
    reason it is not supported. A clause no rule recognises becomes an `Unsupported` entry.
-4. "it" / "them" / "its" resolve to the previous clause's object: the new object after a replacement or addition,
+5. "it" / "them" / "its" resolve to the previous clause's object: the new object after a replacement or addition,
    nothing after a removal (reported as unsupported). With no object named before, "it" means the region the user
    pointed at, or the whole image: target None ("recolor it to pink").
-5. Parents link each subtask to the one it depends on: text edits chain in order, text reads follow the last text edit,
+6. Parents link each subtask to the one it depends on: text edits chain in order, text reads follow the last text edit,
    an object subtask follows the last edit of the same object. `validate.validate_subtasks` then checks and reorders.
 
 Limits, by design: instructions longer than `MAX_INSTRUCTION_CHARS` raise `InputError` (split them into turns); an
@@ -35,6 +38,7 @@ from costa.planner.clauses import Masked, mask_quotes, split_clauses
 from costa.planner.conversational import is_bare_fix, rewrite_clause, rewrite_sentence
 from costa.planner.coordination import plan_coordinated
 from costa.planner.image_rules import IMAGE_RULES
+from costa.planner.keeps import apply_keeps, read_constraints
 from costa.planner.kinds import load_subtask_kinds
 from costa.planner.phrases import ClauseContext, Draft
 from costa.planner.text_rules import TEXT_RULES
@@ -79,7 +83,8 @@ def plan_with_rules(instruction: str, kinds: Collection[str] | None = None) -> P
         )
     known = frozenset(kinds) if kinds is not None else load_subtask_kinds()
     masked = mask_quotes(text)
-    masked = Masked(rewrite_sentence(masked.text), masked.quotes)
+    body, kept = read_constraints(masked.text)  # "… and keep the trees unchanged": binds the edits, not an edit
+    masked = Masked(rewrite_sentence(body), masked.quotes)
     drafts: list[Draft] = []
     unsupported: list[Unsupported] = []
     # What "it" means now: None before any object clause (then "it" is the region the user pointed at, or the whole
@@ -115,8 +120,9 @@ def plan_with_rules(instruction: str, kinds: Collection[str] | None = None) -> P
         elif any(d.kind == "object_removal" for d in objects):
             referents = []
         drafts += resolved
-    subtasks, dropped = validate_subtasks(_link(merge_drafts(drafts)), known)
-    unsupported += dropped
+    bound, unkept = apply_keeps(merge_drafts(drafts), kept, known, text)
+    subtasks, dropped = validate_subtasks(_link(bound), known)
+    unsupported += [*unkept, *dropped]
     if not subtasks and not unsupported:
         unsupported.append(Unsupported(text=text, reason=f"{NOTHING_RECOGNISED} in the instruction"))
     if not subtasks and looks_non_english(text):

@@ -31,6 +31,7 @@ import numpy as np
 
 from costa.checks import CheckContext
 from costa.config import Settings
+from costa.constraints import kept_mask
 from costa.events import Event, ExpertDropped, Reflection, ReflectionKept, ReflectionRetry
 from costa.models.control import run_stoppable
 from costa.reflect.experts import Evidence, ProtectedRegion, offline_experts
@@ -124,6 +125,7 @@ class _TurnReflection:
         checked = phase.state.verifications if phase.state is not None else ()
         self.verified = {v[0]: v for v in checked}
         self.current = image
+        self.kept = kept_mask(phase.state.edit) if phase.state is not None else None
         self.redo = False  # an earlier subtask kept another attempt than the search's: later ones run again
         self.advisory: dict[str, str] = {}  # subtask id → why no expert's dimension votes for its kind
         self.out = Reflected([], image, 1.0, True)
@@ -256,7 +258,8 @@ class _TurnReflection:
         tg = subtask_graph(ctx.services, subtask, ctx.region, allow, ready=ctx.ready)
         if not any(getattr(n, "final", False) for n in tg.graph):
             return None
-        start = TurnState(EditState(self.current))
+        # a retry keeps what the instruction keeps unchanged, like the search it repeats (costa.constraints)
+        start = TurnState(EditState(self.current, {"kept": self.kept} if self.kept is not None else {}))
         result = yield from run_search(ctx, tg.graph, start, SearchOptions(offset=offset))
         self.out.extra_seconds += result.spent_seconds
         self.out.extra_executions += result.executions

@@ -1,4 +1,5 @@
-"""The record of one remembered turn, shared by the memory and what is derived from it (entities, references)."""
+"""The record of one remembered turn, shared by the memory and what is derived from it (entities, references), and
+what reading a follow-up against them gives (`Resolution`, `Restore`)."""
 
 from __future__ import annotations
 
@@ -22,3 +23,33 @@ class TurnRecord:
     masks: tuple[tuple[str, np.ndarray], ...] = ()  # (subtask id, bool H×W)
     feedback: tuple[str, ...] = ()
     box: Box | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Restore:
+    """Put `region` back as it was before `turn`'s subtask `subtask_id` changed it ("change it back")."""
+
+    entity: str  # what it is called now ("the yellow rose")
+    before: str  # what it is called once restored ("the pink rose")
+    turn: int
+    subtask_id: str
+    region: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Resolution:
+    """An instruction after reference resolution: the text to plan, the turn it refers to (0 = none), the box and
+    region of what it names, the reference type read, and a restore or a question instead of an edit."""
+
+    text: str
+    about: int = 0
+    box: Box | None = None
+    note: str = ""
+    region: np.ndarray | None = None
+    reference: str = ""
+    question: str | None = None
+    restore: Restore | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.about > 0 or self.restore is not None or self.question is not None

@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from costa.reflect.entities import Entity, derive_entities
-from costa.types import Box
+from costa.reflect.pronouns import Group, earlier_group, group_resolution, plural, removed_last
+from costa.reflect.records import Resolution, Restore
 
 if TYPE_CHECKING:
     from costa.reflect.records import TurnRecord
@@ -52,36 +53,6 @@ _WHOLE_IMAGE_WORDS = re.compile(
     r"\bwiden\b|\bwinter\b|\bnight\b|\bsunset\b|\bblack\s+and\s+white\b|\bsepia\b|\bsharpen\b|\bdeblur\b",
     re.IGNORECASE,
 )
-
-
-@dataclass(frozen=True, eq=False)
-class Restore:
-    """Put `region` back as it was before `turn`'s subtask `subtask_id` changed it ("change it back")."""
-
-    entity: str  # what it is called now ("the yellow rose")
-    before: str  # what it is called once restored ("the pink rose")
-    turn: int
-    subtask_id: str
-    region: np.ndarray
-
-
-@dataclass(frozen=True, eq=False)
-class Resolution:
-    """An instruction after reference resolution: the text to plan, the turn it refers to (0 = none), the box and
-    region of what it names, the reference type read, and a restore or a question instead of an edit."""
-
-    text: str
-    about: int = 0
-    box: Box | None = None
-    note: str = ""
-    region: np.ndarray | None = None
-    reference: str = ""
-    question: str | None = None
-    restore: Restore | None = None
-
-    @property
-    def changed(self) -> bool:
-        return self.about > 0 or self.restore is not None or self.question is not None
 
 
 def resolve_references(text: str, turns: Sequence[TurnRecord]) -> Resolution:
@@ -149,8 +120,10 @@ def _ambiguous(entities: Sequence[Entity]) -> list[Entity]:
     return same_turn if len(same_turn) > 1 else []
 
 
-def _question(candidates: Sequence[Entity]) -> Resolution:
+def _question(candidates: Sequence[Entity | Group]) -> Resolution:
     names = [e.describe() for e in candidates]
+    if any(isinstance(e, Group) for e in candidates):  # "the blue cup, or the red saucer and the blue cup?"
+        return Resolution("", question=f"Which do you mean: {', or '.join(names)}?", reference="ambiguous")
     listed = ", ".join(names[:-1]) + f" or {names[-1]}"
     return Resolution("", question=f"Which one do you mean: {listed}?", reference="ambiguous")
 
@@ -436,17 +409,25 @@ def _it(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) -> Reso
         return None  # "make that rose red": a determiner
     if _WHOLE_IMAGE_WORDS.search(s):
         return None  # "make it look like winter", "upscale it": the whole image
+    many = pronoun in ("them", "those", "these")
+    gone = removed_last(entities, turns) if many else ""
+    if gone:  # "remove the cars", then "make them darker": they are gone; guessing another thing would be wrong
+        verb = "were" if plural(gone) else "was"
+        return Resolution("", question=f"{gone[0].upper()}{gone[1:]} {verb} removed: which do you mean now? Name "
+                          "them or click on them.", reference="ambiguous")  # fmt: skip
     group = _ambiguous(entities)
     e = _last(entities)
     if e is None or e.kind == "image":
         return None  # the image was the last thing edited: "it" is the image, as the planner reads it
-    name = e.describe()
-    if group and pronoun in ("them", "those", "these"):
-        name = " and ".join(x.describe() for x in group)  # "make them red": every thing the last turn changed
-    elif group:
+    if group and not many:
         return _question(group)
-    new = s[m.start("head") : m.start("p")] + name + s[m.end("p") :]
-    return _resolved(" ".join(new.split()), e, "it")
+    if not group and many and not plural(e.noun) and (earlier := earlier_group(entities, e)):
+        return _question([e, Group(earlier)])  # "them" after one thing: that one, or the set edited before?
+    said = " ".join(m.group("p").lower().split())
+    if group:  # "make them red": every thing the last turn changed, acting on all their regions
+        return group_resolution(s, m, group, said)
+    new = s[m.start("head") : m.start("p")] + e.describe() + s[m.end("p") :]
+    return _resolved(" ".join(new.split()), e, said)
 
 
 def swap_target(instruction: str, old: str, new: str) -> str:

@@ -55,6 +55,10 @@ def print_plan(plan: Any, out: TextIO) -> None:
             extra.append(f"result={s.result!r}")
         if s.parents:
             extra.append(f"after {', '.join(s.parents)}")
+        if s.params.get("role") == "keep":
+            extra.append("(what to keep unchanged)")
+        if s.params.get("keep"):
+            extra.append(f"keeping {', '.join(str(k) for k in s.params['keep'])} unchanged")
         print(f"  {s.id}. {names.get(s.kind, s.kind)} {' '.join(extra)}", file=out)
     for u in plan.unsupported:
         print(f"  unsupported: {u.text!r} — {u.reason}", file=out)

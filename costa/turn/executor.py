@@ -82,7 +82,9 @@ class StepExecutor:
     def _step(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
         spec = self.services.tables.tools[node.tool]
         subtask = self.plan.by_id(node.subtask_id)
-        before = subtask_start(parent.edit, self.region) if len(node.tools) == 1 else parent.edit
+        # what the user pointed at is the edit's target, never the thing the instruction keeps unchanged
+        region = UserRegion() if subtask.params.get("role") == "keep" else self.region
+        before = subtask_start(parent.edit, region) if len(node.tools) == 1 else parent.edit
         refusal = self.refused.get((node.tool, subtask.id))
         if refusal is not None:  # the same words, the same refusal: not run again
             why = f"{node.tool}: not retried, the refusal does not depend on parameters: {refusal}"

@@ -22,7 +22,9 @@ from costa.types import Plan, Subtask
 def build_graph(services: Any, plan: Plan, region: UserRegion) -> ToolGraph:
     """The plan's tool subgraph; a grounder that cannot find a subtask's target by its words (the colour grounder
     for a target with no colour, the face detector for "the tower") is left out for that subtask."""
-    given = {s.id: frozenset(region.artifacts()) for s in plan.subtasks}
+    pointed = frozenset(region.artifacts())
+    # what the user pointed at is the edit's target, never the thing the instruction keeps ("keep the trees")
+    given = {s.id: frozenset() if s.params.get("role") == "keep" else pointed for s in plan.subtasks}
     tools = services.tables.tools
 
     def can_serve(subtask: Subtask, tool_id: str) -> str | None:
@@ -87,6 +89,8 @@ def pointing_events(plan: Plan, unavailable: dict[str, str]) -> list[PointingNee
     by_target: dict[str, list[str]] = {}
     for sid, why in unavailable.items():
         sub = plan.by_id(sid)
+        if sub.params.get("role") == "keep":
+            continue  # a kept thing is located by its words or not at all (`costa.turn.kept`): pointing is the edit's
         if sub.target and "cannot find" in why:
             by_target.setdefault(sub.target, []).append(sid)
     return [

@@ -55,10 +55,12 @@ def served_result(
 
 
 def whole_plan_phase(
-    ctx: TurnContext, tg: ToolGraph, image: np.ndarray, lazy: bool = True
+    ctx: TurnContext, tg: ToolGraph, start: EditState | np.ndarray, lazy: bool = True
 ) -> Generator[Event, None, PhaseResult]:
-    """One A* over the whole plan's graph: every subtask served on one path, or none (the search found no path)."""
-    result = yield from run_search(ctx, tg.graph, TurnState(EditState(image)), SearchOptions(lazy=lazy))
+    """One A* over the whole plan's graph from `start` (an image, or a state with the turn's `kept` region): every
+    subtask served on one path, or none (the search found no path)."""
+    state = start if isinstance(start, EditState) else EditState(start)
+    result = yield from run_search(ctx, tg.graph, TurnState(state), SearchOptions(lazy=lazy))
     phase = PhaseResult(executions=result.executions, spent_seconds=result.spent_seconds, reason=result.reason)
     phase.stopped = result.stopped
     if result.found:

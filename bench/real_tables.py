@@ -122,23 +122,53 @@ def verdicts_home(args: argparse.Namespace) -> Path | None:
     return Settings.from_env().home
 
 
+def rewritten_kinds(suite_kinds: Sequence[str]) -> frozenset[str] | None:
+    """The subtask kinds a `--write --kinds …` run regenerates (None: every kind, the whole table). A multi-step
+    case's subtasks belong to their own kinds: "multi" regenerates removal, adjustment and extension rows."""
+    from bench.real import STEP_KINDS
+
+    if not suite_kinds:
+        return None
+    steps = {"removal", "adjust", "outpaint"} if "multi" in suite_kinds else set()
+    steps |= {k for k in suite_kinds if k != "multi"}
+    return frozenset(kind for step in steps for kind in STEP_KINDS[step])
+
+
+def _note(path: Path) -> str:
+    """A written table's note: its comment line saying what its rows rest on ("From N dev cases …"), or ""."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# From "):
+            return line[2:]
+    return ""
+
+
+def _merged_note(old: str, kinds: frozenset[str], new: str) -> str:
+    """What a partly rewritten table rests on: its old note, then the kinds this run rewrote and from what."""
+    return f"{old} Then {', '.join(sorted(kinds))} rewritten {new[0].lower()}{new[1:]}".strip()
+
+
 def write_tables(steps: Sequence[Any], n_cases: int, args: argparse.Namespace) -> Path:
     """Write the calibration table (where `args` say) and, with the shipped one, the reflection votes; return the
-    calibration's path."""
+    calibration's path. With `--kinds`, only the rows of those kinds are regenerated: every other kind's rows are
+    kept as the table had them, and the note says which kinds this run rewrote."""
     from costa.calibration import CALIBRATION_FILE, format_calibration, load_calibration
 
     home = verdicts_home(args)
     verdicts = person_verdicts(home) if home is not None else []
-    rows = calibration_rows(steps, verdicts)
+    kinds = rewritten_kinds([k for k in args.kinds.split(",") if k])
     out = Path(args.out).expanduser() if args.out else (home / "calibration.csv" if home else CALIBRATION_FILE)
-    old = load_calibration()
+    old = load_calibration(out if out.is_file() else None)
+    rows = calibration_rows(steps, [v for v in verdicts if kinds is None or v.context.kind in kinds])
     where = f"and {len(verdicts)} person verdicts from {home}" if home is not None else "alone (no person verdicts)"
     note = f"From {n_cases} dev cases ({len(steps)} subtasks) {where}."
+    if kinds is not None:
+        rows += [r for c, r in old.rows.items() if c.kind not in kinds]
+        note = _merged_note(_note(out if out.is_file() else CALIBRATION_FILE), kinds, note)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(format_calibration(old.min_cases, rows, note), encoding="utf-8")
     print(f"wrote {out} ({len(rows)} contexts; {note})")
     if out.resolve() == CALIBRATION_FILE.resolve():
-        write_votes(steps, n_cases)
+        write_votes(steps, n_cases, kinds)
     else:
         print(
             f"reflection votes not written (they go with the shipped table); use it here: COSTA_CALIBRATION_TABLE={out}"
@@ -146,13 +176,17 @@ def write_tables(steps: Sequence[Any], n_cases: int, args: argparse.Namespace) -
     return out
 
 
-def write_votes(steps: Sequence[Any], n_cases: int) -> None:
-    """Regenerate tool_tables/reflection_votes.csv from the dev steps, keeping the table's bars."""
+def write_votes(steps: Sequence[Any], n_cases: int, kinds: frozenset[str] | None = None) -> None:
+    """Regenerate tool_tables/reflection_votes.csv from the dev steps, keeping the table's bars (and, when `kinds`
+    is given, the rows of every other kind)."""
     from costa.reflect.votes import VOTES_FILE, format_votes, load_votes
 
     old = load_votes()
     rows = votes_rows(steps)
-    voting = [r for r in rows if old.vote(r.expert, r.dimension, r.kind).votes]
     note = f"From {n_cases} dev cases ({len(steps)} subtasks)."
+    if kinds is not None:
+        rows += [r for r in old.rows.values() if r.kind not in kinds]
+        note = _merged_note(_note(VOTES_FILE), kinds, note)
+    voting = [r for r in rows if old.vote(r.expert, r.dimension, r.kind).votes]
     VOTES_FILE.write_text(format_votes(old.min_auc, old.min_each, rows, note), encoding="utf-8")
     print(f"wrote {VOTES_FILE} ({len(rows)} rows, {len(voting)} voting; {note})")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -203,6 +204,31 @@ def test_auc_and_calibration_rows() -> None:
     ]  # fmt: skip
     rows = calibration_rows(steps)
     assert len(rows) == 1 and (rows[0].cases, rows[0].right, rows[0].source) == (2, 1, "bench")
+
+
+def test_a_write_with_kinds_rewrites_only_their_rows(tmp_path: Path) -> None:
+    """`bench real --write --kinds deblur`: the deblurring rows come from this run, every other row stays as the
+    table had it, and the note says what was rewritten from what."""
+    import argparse
+
+    from bench.real_tables import write_tables
+    from costa.calibration import load_calibration
+
+    shipped = load_calibration()
+    steps = [
+        StepRun(f"c{i}", "dev", "deblur", "image_deblurring", "unsharp_deblur", "proposed", i != 0, "", "photo",
+                "none", "none")
+        for i in range(30)
+    ]  # fmt: skip
+    out = tmp_path / "calibration.csv"
+    write_tables(steps, 30, argparse.Namespace(kinds="deblur", out=str(out), verdicts=None))
+    got = load_calibration(out)
+    assert {c: r for c, r in got.rows.items() if c.kind != "image_deblurring"} == {
+        c: r for c, r in shipped.rows.items() if c.kind != "image_deblurring"
+    }
+    deblur = [r for c, r in got.rows.items() if c.kind == "image_deblurring"]
+    assert [(r.context.tool, r.cases, r.right) for r in deblur] == [("unsharp_deblur", 30, 29)]
+    assert "Then image_deblurring rewritten from 30 dev cases (30 subtasks)" in out.read_text(encoding="utf-8")
 
 
 def _bench(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

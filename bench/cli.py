@@ -27,6 +27,7 @@ RUNNERS: tuple[str, ...] = (
     "conversation",
     "app",
     "faults",
+    "store_scale",
     "fasta",
     "reflection",
     "grounding",

@@ -21,8 +21,9 @@ Probes (each prints held / FAILED and what it saw):
 
 `--only NAME,NAME` runs some probes (by the names printed, e.g. `--only stop`).
 
-The closing audit counts versions lost (row without its file or with another SHA-256), orphan files, turns left
-`running`, cross-session leaks and temporary bytes left. `--app-dir` runs the probes against another checkout (e.g.
+The closing audit counts versions lost (row without its file or with another SHA-256), stored files deleted (in the
+store's session folders before a probe, gone after it), orphan files, files quarantined, turns left `running`,
+cross-session leaks and temporary bytes left. `--app-dir` runs the probes against another checkout (e.g.
 main, for a before/after comparison).
 """
 
@@ -325,6 +326,11 @@ def probe_lifecycle(app: LiveApp, folder: Path, idle_s: float) -> tuple[Probe, i
     return Probe("lifecycle", not bad, detail), peak
 
 
+def stored_files(home: Path) -> set[Path]:
+    """Every file in the store's session folders (images, brush masks; not the journals)."""
+    return {p for p in (home / "sessions").glob("*/*") if p.is_file() and p.name != "journal.jsonl"}
+
+
 def audit(home: Path) -> dict[str, int]:
     """Versions lost (row without its file, or with other pixels), orphan files (in a session folder, neither a
     version, a brush mask nor the journal), files in the quarantine, turns left running, database integrity."""
@@ -466,7 +472,7 @@ def run_faults(
     """Run every probe (or those named in `only`) against one app home (restarted by the kill and auth probes);
     return the report and whether everything held."""
     probes: list[Probe] = []
-    leaks, peak, idle_s = 0, 0, 3.0
+    leaks, peak, idle_s, deleted = 0, 0, 3.0, 0
     defect_probes, probe_owner_files = _defects()  # bench/faults_defects.py imports this module
     with tempfile.TemporaryDirectory(prefix="costa-faults-") as tmp:
         folder = Path(tmp)
@@ -475,13 +481,23 @@ def run_faults(
         limited = LiveApp(folder / "limited", app_dir, {"COSTA_RATE_LIMIT": "20"})
 
         def timed(name: str, fn: Callable[[], Any]) -> Any:
+            nonlocal deleted
             if only is not None and name not in only:
                 return None
             t0 = time.perf_counter()
+            kept = stored_files(app.home)
             try:
                 out = fn()
             except Exception as e:  # a probe that crashes failed
                 out = Probe(name, False, f"crashed: {_short(e)}")
+            gone = kept - stored_files(app.home)  # the store's files that were there before the probe
+            deleted += len(gone)
+            if gone:
+                out = Probe(
+                    name,
+                    False,
+                    f"{len(gone)} stored file(s) deleted; " + (out[0] if isinstance(out, tuple) else out).detail,
+                )
             probe = out[0] if isinstance(out, tuple) else out
             probe.seconds = time.perf_counter() - t0
             probes.append(probe)
@@ -517,11 +533,13 @@ def run_faults(
         lines.append(f"  {'held  ' if p.held else 'FAILED'} {p.name:20} {p.seconds:6.1f} s  {p.detail}")
     lines.append(
         f"  totals: probes held {sum(p.held for p in probes)}/{len(probes)}; versions lost {found['lost']} of "
-        f"{found['versions']}; orphans {found['orphans']}; quarantined {found['quarantined']}; turns left running "
+        f"{found['versions']}; files deleted {deleted}; orphans {found['orphans']}; quarantined "
+        f"{found['quarantined']}; turns left running "
         f"{found['running']}; cross-session leaks {leaks}; temp bytes: peak {peak:,} in one exporting session, left "
         f"after shutdown {left:,}" + (f" ({left_names})" if left else "")
     )
-    ok = all(p.held for p in probes) and not (found["lost"] or found["orphans"] or found["running"] or leaks or left)
+    bad = found["lost"] or found["orphans"] or found["running"] or leaks or left or deleted
+    ok = all(p.held for p in probes) and not bad
     return "\n".join(lines), ok
 
 

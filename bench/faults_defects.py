@@ -7,8 +7,9 @@ API by `gradio_client` and HTTP, its start-up as a subprocess), each returning h
     per-turn pixel budget is refused naming the budget; one client past the rate limit is refused with a message
     while another client is not; bytes stored per version for a 7 MB noise JPEG.
  3. **surrogates**: a lone surrogate in the instruction, session id, comment or evaluator is refused whole.
- 4. **storage faults**: COSTA_HOME on a real tmpfs (`costa.testing.tinyfs`, needs root) that fills up, then goes
-    read-only: a write is refused in one sentence naming the disk, `/history` keeps answering.
+ 4. **storage faults**: COSTA_HOME on a real tmpfs (`costa.testing.tinyfs`, needs root) that fills during an
+    export (no half-written file, the earlier export unchanged), then fills up, then goes read-only: a write is
+    refused in one sentence naming the disk, `/history` keeps answering.
  5. **integrity**: a version whose file was deleted: export, redo and edit answer in one sentence naming the lost
     version; a database with one page overwritten: the app refuses to start in one line.
  6. **undo vs edit**: another client loops undo / redo while edits with uploads run: no edit is refused as busy; an
@@ -158,7 +159,7 @@ def probe_integrity(app: LiveApp, folder: Path) -> Probe:
     stored[0].unlink()
     msgs = {
         "export": _refused(lambda: c.predict(sid, api_name="/export")),
-        "edit": _refused(lambda: _edit(c, sid, None, "make it darker")),
+        "edit": _refused(lambda: _edit(c, sid, None, "make the image darker")),
     }
     c.predict(sid, api_name="/undo")
     msgs["redo"] = _refused(lambda: c.predict(sid, api_name="/redo"))
@@ -301,6 +302,40 @@ def probe_surrogates(app: LiveApp, folder: Path) -> Probe:
 # ------------------------------------------------------------------------------------------------------------ 4
 
 
+def _export_files(home: Path) -> dict[str, bytes]:
+    """Every exported file under `home`'s temporary folders (Gradio's cache left out), by path."""
+    return {
+        str(p.relative_to(home)): p.read_bytes()
+        for p in (home / "tmp").glob("run-*/*/*")
+        if p.is_file() and not p.parent.parent.name.endswith("-gradio")
+    }
+
+
+def _export_nearly_full(c: Any, sid: str, disk: Path, home: Path, folder: Path) -> list[str]:
+    """Export, add a version, fill the disk but for three versions' worth (the new export fits, Gradio's copy of it
+    to serve it does not), export again: one sentence, the first export's files unchanged, nothing half-written."""
+    from costa.testing.tinyfs import fill
+
+    noise = folder / "full-noise.png"
+    Image.fromarray(np.random.default_rng(1).integers(40, 180, (600, 600, 3), dtype=np.uint8)).save(noise)
+    _edit(c, sid, noise, "make the image brighter")
+    c.predict(sid, api_name="/export")
+    shown = _export_files(home)
+    _edit(c, sid, None, "make the image darker")
+    filler = fill(disk)
+    os.truncate(filler, filler.stat().st_size - 3 * noise.stat().st_size)
+    msg = _refused(lambda: c.predict(sid, api_name="/export"))
+    after = _export_files(home)
+    filler.unlink()
+    bad = []
+    if msg is None or not _clear(msg) or "COSTA_HOME" not in msg:
+        bad.append(f"export with the disk filling during it: {msg or 'accepted'}")
+    if after != shown:
+        changed = sorted(set(after) ^ set(shown) | {k for k in set(after) & set(shown) if after[k] != shown[k]})
+        bad.append(f"export with the disk filling during it: {len(changed)} exported file(s) left or changed")
+    return bad
+
+
 def probe_storage_faults(app_dir: Path, folder: Path) -> Probe:
     """A home on a tmpfs that fills up, then goes read-only (see the module docstring); needs root."""
     import requests
@@ -317,6 +352,7 @@ def probe_storage_faults(app_dir: Path, folder: Path) -> Probe:
             c = app.client()
             sid = c.predict(api_name="/new_session")
             _edit(c, sid, sign_image(folder / "full0.png", (180, 200, 220)))
+            bad += _export_nearly_full(c, sid, disk, app.home, folder)
             fill(disk)
             for state in ("full", "read-only"):
                 if state == "read-only":
@@ -346,7 +382,11 @@ def probe_storage_faults(app_dir: Path, folder: Path) -> Probe:
         finally:
             app.stop()
             set_read_only(disk, False)
-    return Probe("storage faults", not bad, "; ".join(bad) or "disk full and read-only: one sentence; reads kept")
+    return Probe(
+        "storage faults",
+        not bad,
+        "; ".join(bad) or "disk full during an export, full, read-only: one sentence; no partial file; reads kept",
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------ 6

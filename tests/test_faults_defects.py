@@ -4,6 +4,7 @@ before its fix (README: the before / after table)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -161,7 +162,8 @@ def test_a_float_tiff_in_0_1_is_scaled_not_black(tmp_path: Path) -> None:
 
 
 def test_the_page_upload_of_an_image_over_the_turn_budget_is_refused_and_not_stored(tmp_path: Path) -> None:
-    """The page stores its uploads before any turn: one that no turn could edit is refused there, naming the budget."""
+    """An upload no turn could edit is refused when it is read (the page reads a photo when it is chosen, and holds it
+    until a turn keeps it), naming the budget; `upload`, which stores at once, refuses it too."""
     from PIL import Image
 
     from costa.config import Settings
@@ -175,10 +177,59 @@ def test_the_page_upload_of_an_image_over_the_turn_budget_is_refused_and_not_sto
         big, small = tmp_path / "big.png", tmp_path / "small.png"
         Image.new("RGB", (200, 100), (90, 90, 90)).save(big)  # 0.02 MP
         Image.new("RGB", (80, 50), (90, 90, 90)).save(small)
-        with pytest.raises(QuotaError, match=r"0\.02 megapixels; a turn here edits at most 0\.01 megapixels"):
-            core.upload(sid, None, big)
+        for read in (core.read_upload, lambda path: core.upload(sid, None, path)):
+            with pytest.raises(QuotaError, match=r"0\.02 megapixels; a turn here edits at most 0\.01 megapixels"):
+                read(big)
         assert core.store.versions(sid) == []
         core.upload(sid, None, small)
         assert len(core.store.versions(sid)) == 1
     finally:
         core.close()
+
+
+@pytest.mark.skipif(not can_mount(), reason="mounting a tmpfs needs root")
+@pytest.mark.parametrize("free", [0.3, 1.5, 5.0])  # × one version's size: in the image, in the bundle, in Gradio's copy
+def test_an_export_the_disk_fills_during_is_one_sentence_and_leaves_no_partial_file(
+    tmp_path: Path, free: float
+) -> None:
+    """The disk fills in the middle of an export (the image's copy, the bundle, or the copy Gradio makes of both to
+    serve them): one sentence, no half-written file left in the session's temporary folder, the export already on
+    screen still whole, and the next export works once there is room again."""
+    import zipfile
+
+    from PIL import Image
+
+    from costa.config import Settings
+    from costa.errors import StorageError
+    from costa.services import Services
+    from costa.session import SessionCore
+    from costa.testing.tinyfs import fill, tiny_disk
+
+    rng = np.random.default_rng(0)
+    with tiny_disk(tmp_path / "disk", 16) as disk:
+        core = SessionCore(Services(Settings(home=disk / "home")))
+        try:
+            sid = core.new_session(None).id
+
+            def add(i: int) -> int:  # noise: about 0.75 MB per version, stored as it came
+                path = tmp_path / f"noise{i}.png"
+                Image.fromarray(rng.integers(0, 256, (500, 500, 3), dtype=np.uint8)).save(path)
+                return Path(core.upload(sid, None, path)[0].file).stat().st_size
+
+            add(0), add(1)
+            shown = core.versions.export(sid, None)  # the links already on the page
+            whole = {p: p.read_bytes() for p in shown if p is not None}
+            folder = next(iter(whole)).parent
+            size = add(2)  # the next export is one version larger
+            filler = fill(disk)
+            os.truncate(filler, filler.stat().st_size - int(free * size))
+            with pytest.raises(StorageError, match="the disk holding COSTA_HOME is full: nothing was saved"):
+                core.versions.export(sid, None)
+            assert sorted(folder.iterdir()) == sorted(whole), "a half-written export was left behind"
+            assert all(p.read_bytes() == data for p, data in whole.items()), "the export on screen was damaged"
+            filler.unlink()
+            _, bundle = core.versions.export(sid, None)
+            with zipfile.ZipFile(bundle) as z:
+                assert z.testzip() is None and len([n for n in z.namelist() if n.startswith("images/")]) == 3
+        finally:
+            core.close()

@@ -210,3 +210,40 @@ def test_tools_switched_off_are_routed_around_and_unknown_ids_are_named(tmp_path
     assert "recolor_lab" not in {t.id for t in services.tables.ready_tools()}
     with pytest.raises(InputError, match="recolor_lba"):
         Services(Settings.from_env({"COSTA_HOME": str(tmp_path), "COSTA_TOOLS_OFF": "recolor_lba"}))
+
+
+def test_an_upload_keeps_its_own_file_when_exact_and_results_are_lossless_webp(tmp_path: Path) -> None:
+    """Issue 21, defect 2 (a 7 MB noise JPEG became 146 MB of PNG): a JPEG upload is stored as its own bytes, an
+    upload whose plain decode is not the pixels costa edits (an EXIF rotation) and every result as lossless WebP,
+    each decoding to exactly the version's pixels."""
+    import io
+
+    from PIL import Image
+
+    from costa.store import SourceFile, image_sha256
+    from costa.store.files import decode
+
+    photo = np.random.default_rng(0).integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(photo).save(buf, "JPEG", quality=95)
+    jpeg = buf.getvalue()
+    pixels = decode(jpeg)  # what costa edits: the JPEG's own decode
+    rotated = io.BytesIO()
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "rotate 90° to view": what costa edits is the rotated image, not the plain decode
+    Image.fromarray(photo).save(rotated, "JPEG", quality=95, exif=exif)
+    store = Store(tmp_path)
+    s = store.create_session()
+    upload = store.add_upload(s.id, pixels, "upload", SourceFile(jpeg, "JPEG"), None)
+    turned = np.ascontiguousarray(np.rot90(decode(rotated.getvalue()), -1))
+    other = store.add_upload(s.id, turned, "upload", SourceFile(rotated.getvalue(), "JPEG"), upload.id)
+    smooth = np.zeros((300, 400, 3), dtype=np.uint8)
+    smooth[..., 0] = np.arange(400, dtype=np.uint8)[None, :] // 2  # a result: a smooth gradient
+    result = store.add_version(s.id, smooth, "turn", "result", other.id)
+    assert Path(upload.file).suffix == ".jpg" and Path(upload.file).read_bytes() == jpeg
+    for v, image in ((other, turned), (result, smooth)):
+        assert Path(v.file).suffix == ".webp", v.file
+        assert image_sha256(decode(Path(v.file).read_bytes())) == image_sha256(image)
+    png = io.BytesIO()
+    Image.fromarray(smooth).save(png, "PNG", compress_level=3)
+    assert Path(result.file).stat().st_size < 0.5 * len(png.getvalue())

@@ -214,6 +214,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
             tab.target_row: TV.row_update(state),
             tab.points: points_text(state.clicks, note, brush_px),
             **PV.updates(core, state, tab.proposal_row, tab.proposal_note, tab.slider),  # and the slider
+            **({tab.slider: (img, img)} if state.upload is not None and img is not None else {}),  # not yet kept
             tab.chat: state.past[-MAX_PAST_MESSAGES:],
             **diagrams(state, state.last_view),
             tab.ledger: R.ledger_markdown(state.last_view, totals),
@@ -294,7 +295,7 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
 
     def start_new_session_if_used(state: UiState) -> tuple[UiState, dict[Any, Any]]:
         """A new photo starts a new session when the current one already has history (and says so)."""
-        if core.head(state.session_id, state.owner)[0] is None:
+        if not core.used(state.session_id, state.owner):
             return state, {}
         fresh = state.fresh(core.new_session(state.owner).id)
         gr.Info("New photo, new session: the previous one stays under History → Your sessions.")
@@ -311,11 +312,9 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         except InputError as e:
             raise InputError(f"upload refused: {e}. Your previous image is kept") from e
         state, extra = start_new_session_if_used(state)
-        core.upload(state.session_id, state.owner, path, name)
+        state.hold_upload(up)  # stored only when a turn keeps it
         for note in up.notes:
             gr.Info(note)
-        state.clear_pointing()
-        state.selected = None
         return {**page.snapshot(state), **extra}
 
     @page_errors
@@ -324,10 +323,10 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         if not isinstance(index, int) or not 0 <= index < len(available):
             raise InputError("that example is not available")
         file, text, box_text = available[index]
+        up = core.read_upload(ASSETS / file, file)
         state, extra = start_new_session_if_used(state)
-        core.upload(state.session_id, state.owner, ASSETS / file, file)
-        state.clear_pointing()
-        state.selected, state.box = None, box_text
+        state.hold_upload(up)
+        state.box = box_text
         snap = page.snapshot(state)
         return {**snap, **extra, tab.instruction: text, tab.box: box_text, **predict(state, text, a, box_text)}
 
@@ -345,13 +344,13 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         opts = TurnOptions.validate(settings, a, th, m, bool(r), action)
         req = core.prepare(
             state.session_id, state.owner, text, opts, Pointing(state.clicks, box_text or "", state.brush),
-            cached=state.plans.get((text or "").strip()),
+            upload=state.upload, cached=state.plans.get((text or "").strip()),
         )  # fmt: skip
         totals = R.session_totals(core.versions.session_totals(state.session_id))
         first, view = True, None
         seen: list[Any] = []
         tab_id = getattr(request, "session_hash", None)  # this tab: closing or reloading it stops the turn
-        for what, item in P.with_progress(lambda on_progress: core.run(req, on_progress, tab_id)):
+        for what, item in page.carrying_upload(state, P.with_progress(lambda on_p: core.run(req, on_p, tab_id))):
             if what == "progress":  # a stepped tool's progress, while its call runs
                 yield {tab.progress: P.bar_update(item)}
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ import gradio as gr
 import numpy as np
 
 from costa.errors import CostaError
-from costa.session import PlanResult, SessionCore, TurnView
+from costa.session import PlanResult, SessionCore, TurnView, Upload
 from costa.types import Mask
 
 log = logging.getLogger("costa.ui")
@@ -34,6 +34,8 @@ EXAMPLES = (
 )
 #: Most chat messages from earlier turns kept on screen (all stay in the store and the bundle).
 MAX_PAST_MESSAGES = 400
+#: `UiState.head`'s version id while the image on screen is an upload no turn has kept yet.
+PENDING_UPLOAD = -1
 
 
 @dataclass
@@ -58,6 +60,16 @@ class UiState:
     drawn: dict[str, str] = field(default_factory=dict)  # element id -> the diagram Markdown last sent to it
     action: str = ""  # the follow-up on an unverified target that the next Send runs ("edit_region", "rest")
     prefs: dict[str, Any] = field(default_factory=dict)  # the edit settings kept in the browser (ui.restore)
+    #: the photo chosen (or example clicked) that no turn has kept yet: shown, pointed at and predicted on, sent
+    #: with the next turn and stored only if that turn keeps a version or needs the image next (issue 21)
+    upload: Upload | None = None
+
+    def hold_upload(self, upload: Upload) -> None:
+        """Show `upload` as the image to edit (not stored); pointing made on the previous image is forgotten."""
+        self.upload, self.head = upload, None
+        self.brush_version = None  # the open brush editor shows the new photo
+        self.clear_pointing()
+        self.selected = None
 
     def clear_pointing(self) -> None:
         """Forget clicks and the brush mask (the image they were made on is no longer current)."""
@@ -167,12 +179,27 @@ class Page:
         return out
 
     def head_image(self, state: UiState) -> np.ndarray | None:
-        """The session's current image (cached in `state` with its version id)."""
+        """The image the next turn edits: the upload no turn has kept yet, else the session's current version (cached
+        in `state` with its version id, `PENDING_UPLOAD` for the upload)."""
         if state.head is not None:
             return state.head[1]
+        if state.upload is not None:
+            state.head = (PENDING_UPLOAD, state.upload.image)
+            return state.upload.image
         v, img = self.core.head(state.session_id, state.owner)
         state.head = (v.id, img) if v is not None and img is not None else None
         return img
+
+    def carrying_upload(self, state: UiState, turn: Iterator[Any]) -> Iterator[Any]:
+        """Run `turn` (prepared with `state.upload`) as the upload's carrier: while it runs the tab holds no upload of
+        its own (a Send right after it ends edits what the turn kept), and when the turn kept nothing (it planned
+        nothing, was stopped or refused) the upload is back on the tab to edit next."""
+        upload, state.upload = state.upload, None
+        try:
+            yield from turn
+        finally:
+            if upload is not None and self.core.head(state.session_id, state.owner)[0] is None:
+                state.upload, state.head = upload, None
 
     def reload_head(self, state: UiState) -> np.ndarray | None:
         state.head = None

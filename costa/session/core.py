@@ -197,6 +197,11 @@ class SessionCore:
     def session(self, session_id: str, owner: str | None) -> Session:
         return self.store.session(session_id, owner)
 
+    def used(self, session_id: str, owner: str | None) -> bool:
+        """Whether the session has any history: a version, or a turn (one that kept nothing counts too)."""
+        session = self.store.session(session_id, owner)
+        return session.head is not None or bool(self.store.turns(session.id))
+
     def runtime(self, session_id: str) -> SessionRuntime:
         return self.runtimes.get(session_id)
 
@@ -234,7 +239,9 @@ class SessionCore:
     # -------------------------------------------------------------------------------------------------- images
 
     def read_upload(self, path: str | Path, name: str = "") -> Upload:
-        """Read and check an uploaded file without storing it (size, format, pixels, conversions)."""
+        """Read and check an uploaded file without storing it (size, format, pixels, the per-turn pixel budget,
+        conversions): the page holds it until a turn keeps it (`prepare(..., upload=...)`), the API sends it with its
+        turn."""
         p = Path(path)
         if not p.is_file():
             raise InputError("the upload did not arrive: try again")
@@ -244,14 +251,15 @@ class SessionCore:
             raise InputError(f"the file is {size / 1048576:.1f} MB; the limit is {self.settings.max_upload_mb:g} MB")
         data = p.read_bytes()
         image = load_image(data, self.settings.max_pixels)  # bytes: messages say "image", not a temp path
+        h, w = image.shape[:2]
+        check_turn_pixels(turn_budget(self.settings, h * w), w, h)  # an image no turn could edit is refused now
         return Upload(image, f"upload {name or p.name}"[:60], tuple(upload_notes(p)), source_file(data))
 
     def upload(self, session_id: str, owner: str | None, path: str | Path, name: str = "") -> tuple[Version, list[str]]:
-        """Validate an uploaded file and make it the current version (undo returns to the previous one)."""
+        """Validate an uploaded file and store it as the current version at once (undo returns to the previous one):
+        for tests and scripts; the page and the API keep an upload only when its turn does (`read_upload`)."""
         session = self.store.session(session_id, owner)
         up = self.read_upload(path, name)
-        h, w = up.image.shape[:2]
-        check_turn_pixels(turn_budget(self.settings, h * w), w, h)  # an image no turn could edit is not kept
         with self.writing(session.id):
             head = self.store.session(session.id, owner).head
             version = self.store.add_upload(session.id, up.image, up.label, up.source, head)

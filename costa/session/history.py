@@ -25,8 +25,12 @@ from costa.session.runtime import Runtimes
 from costa.session.view import GraphLayout, TurnView
 from costa.store import Session, Store, Turn, Version, accuracy
 from costa.store.database import os_fault
+from costa.store.files import whole_files
 from costa.types import Plan
 
+#: Free bytes an export must leave on COSTA_HOME's disk beyond its own size again: Gradio copies each file it serves
+#: into its cache there (a copy that fails is Gradio's bare error, not ours).
+SERVE_SPARE = 1 << 20
 #: Versions listed in the gallery and the version tree (the newest).
 SHOWN_VERSIONS = 60
 #: A stored turn that is still running in this process, shown by a page that did not start it (or was reloaded).
@@ -326,7 +330,8 @@ class SessionHistory:
 
         session = self.store.session(session_id, owner)
         path = self.runtimes.tmp_dir(session.id) / f"costa-scores-{export_name(session.id)}.csv"
-        path.write_text(scores_csv(self.store, session.id), encoding="utf-8")
+        with whole_files([path], SERVE_SPARE) as (part,):
+            part.write_text(scores_csv(self.store, session.id), encoding="utf-8")
         return self._exported(path, owner)
 
     # -------------------------------------------------------------------------------------------------- export
@@ -352,21 +357,23 @@ class SessionHistory:
             raise (os_fault(e) or e) from e
 
     def _export(self, session: Session, owner: str | None) -> tuple[Path | None, Path]:
+        """Both files written under temporary names and renamed together (`whole_files`): a disk that fills in the
+        middle leaves no half-written file and the export on screen whole, and the disk must keep room for the copy
+        Gradio makes of both to serve them (`SERVE_SPARE`)."""
         from costa.bundle import export_name, write_bundle
 
         tmp = self.runtimes.tmp_dir(session.id)
         image_path: Path | None = None
+        stored: Path | None = None
         if session.head is not None:
             number = self.version_number(session.id, session.head)
             stored = Path(self.store.version(session.id, session.head).file)  # WebP/PNG, or the upload's own file
             image_path = tmp / f"costa-v{number}-{export_name(session.id)}{stored.suffix or '.png'}"
-            shutil.copyfile(stored, image_path)
+        bundle = tmp / f"costa-session-{export_name(session.id)}.zip"
+        with whole_files([bundle] if image_path is None else [bundle, image_path], SERVE_SPARE) as parts:
+            write_bundle(self.store, session, self.services.tables, self.settings, parts[0])
+            if stored is not None:
+                shutil.copyfile(stored, parts[1])
+        if image_path is not None:
             self._exported(image_path, owner)
-        bundle = write_bundle(
-            self.store,
-            session,
-            self.services.tables,
-            self.settings,
-            tmp / f"costa-session-{export_name(session.id)}.zip",
-        )
         return image_path, self._exported(bundle, owner)

@@ -22,7 +22,8 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from costa.errors import StorageError
-from costa.store.database import os_fault
+from costa.store.database import DISK_FULL, os_fault
 
 #: Folder and file modes for everything the store writes (owner only).
 DIR_MODE, FILE_MODE = 0o700, 0o600
@@ -146,6 +147,33 @@ def write_atomic(path: Path, data: bytes) -> None:
     except OSError as e:
         part.unlink(missing_ok=True)
         raise (os_fault(e) or e) from e
+
+
+@contextmanager
+def whole_files(paths: Sequence[Path], spare: int = 0) -> Iterator[tuple[Path, ...]]:
+    """Temporary names beside `paths` to write in the block; when it ends they replace `paths` together, so a file
+    already there (an export whose link is on screen) stays whole until its successor is complete. When the block
+    or the renaming fails, or the disk would keep less than the written bytes plus `spare` free (room for a copy of
+    them: Gradio copies every file it serves into its cache), every temporary file is removed.
+
+    Raises:
+        StorageError: the disk is full (also: too full for that copy) or read-only; nothing new is left behind.
+    """
+    parts = tuple(p.with_name(f".{p.name}.{secrets.token_hex(4)}.part") for p in paths)
+    try:
+        yield parts
+        if spare:
+            st = os.statvfs(parts[0].parent)
+            if st.f_bavail * st.f_frsize < sum(p.stat().st_size for p in parts if p.exists()) + spare:
+                raise StorageError(DISK_FULL)
+        for part, path in zip(parts, paths, strict=True):
+            if part.exists():
+                os.replace(part, path)
+    except OSError as e:
+        raise (os_fault(e) or e) from e
+    finally:
+        for part in parts:
+            part.unlink(missing_ok=True)
 
 
 class FileStore:

@@ -9,6 +9,7 @@ id; ids are unguessable and, when login is on, bound to the signed-in user.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import gradio as gr
@@ -148,13 +149,104 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         out_bundle = gr.File(label="bundle")
         trigger = gr.Button("api")
 
-    def head(sid: str, owner: str | None) -> np.ndarray | None:
-        return core.head(sid, owner)[1]
+    new_session, score, export, scores_csv, stop = _session_endpoints(core, owner_of)
+    edit, refine = _turn_endpoints(core, owner_of)
+    history, undo, redo, branch, accept, discard = _version_endpoints(core, owner_of)
+
+    gpu = {"concurrency_id": "gpu_tools", "concurrency_limit": settings.concurrency}
+    endpoints: list[tuple[Callable[..., Any], list[Any], list[Any], str, dict[str, Any]]] = [
+        (new_session, [], [out_session], "new_session", {}),
+        (
+            edit,
+            [session_id_in, image_in, instruction_in, alpha_in, threshold_in, box_in, clicks_in, brush_in, mode_in],
+            [out_image, out_report],
+            "edit",
+            gpu,
+        ),
+        (history, [session_id_in], [out_report], "history", {}),
+        (undo, [session_id_in], [out_image, out_report], "undo", {}),
+        (redo, [session_id_in], [out_image, out_report], "redo", {}),
+        (branch, [session_id_in, version_id_in], [out_image, out_report], "branch", {}),
+        (accept, [session_id_in], [out_image, out_report], "accept", {}),
+        (discard, [session_id_in], [out_image, out_report], "discard", {}),
+        (refine, [session_id_in, box_in, clicks_in, brush_in], [out_image, out_report], "refine", gpu),
+        (
+            score,
+            [session_id_in, turn_id_in, subtask_id_in, score_in, comment_in, evaluator_in],
+            [out_report],
+            "score",
+            {},
+        ),
+        (export, [session_id_in], [out_file, out_bundle], "export", {}),
+        (scores_csv, [session_id_in], [out_file], "scores_csv", {}),
+        (stop, [session_id_in], [out_report], "stop", {"queue": False}),
+    ]
+    for fn, inputs, outputs, name, extra in endpoints:
+        trigger.click(fn, inputs, outputs, api_name=name, api_description=(fn.__doc__ or "").strip(), **extra)
+
+
+def _current(core: SessionCore, sid: str, owner: str | None) -> np.ndarray | None:
+    """The session's current image (None before an upload)."""
+    return core.head(sid, owner)[1]
+
+
+def _session_endpoints(core: SessionCore, owner_of: Callable[[Any], str | None]) -> tuple[Callable[..., Any], ...]:
+    """/new_session, /score, /export, /scores_csv and /stop, in that order."""
 
     @short_errors
     def new_session(request: gr.Request) -> str:
         """Start a session; returns its id, which every other endpoint needs."""
         return core.new_session(owner_of(request)).id
+
+    @short_errors
+    def score(
+        session_id: str,
+        turn_id: float,
+        subtask_id: str,
+        score: float,
+        comment: str,
+        evaluator: str,
+        request: gr.Request,
+    ) -> dict[str, Any]:
+        """Score one subtask of a finished turn: 0 fail, 0.1 … 0.9 partial, 1 full; returns the accuracies.
+
+        Args:
+            session_id: from new_session.
+            turn_id: the turn's id (see history).
+            subtask_id: e.g. "s1" (see the turn's plan).
+            score: 0 (fail), 0.1 … 0.9 (partial credit) or 1 (full).
+            comment: free text.
+            evaluator: your name (ignored when login is on: the signed-in user scores).
+        """
+        if turn_id is None:
+            raise InputError("give the turn_id to score (see /history)")
+        if score is None:
+            raise InputError("give a score: 0, 0.1 … 0.9 or 1")
+        owner = owner_of(request)
+        return core.versions.score(session_id, owner, turn_id, subtask_id or "", score, comment or "", evaluator or "")
+
+    @short_errors
+    def export(session_id: str, request: gr.Request) -> tuple[str | None, str]:
+        """The current image (PNG) and the session's reproducibility bundle (zip)."""
+        image_path, bundle = core.versions.export(session_id, owner_of(request))
+        return (str(image_path) if image_path else None), str(bundle)
+
+    @short_errors
+    def scores_csv(session_id: str, request: gr.Request) -> str:
+        """The session's evaluator scores as CSV."""
+        return str(core.versions.scores_csv(session_id, owner_of(request)))
+
+    @short_errors
+    def stop(session_id: str, request: gr.Request) -> dict[str, Any]:
+        """Stop the session's running turn now (a tool call in flight is not waited for; its result is dropped)."""
+        return {"stopping": core.stop(session_id, owner_of(request))}
+
+    return new_session, score, export, scores_csv, stop
+
+
+def _turn_endpoints(core: SessionCore, owner_of: Callable[[Any], str | None]) -> tuple[Callable[..., Any], ...]:
+    """/edit and /refine, in that order: they run a turn and stream its report, then its image."""
+    settings, head = core.settings, partial(_current, core)
 
     @short_errors
     def edit(
@@ -216,6 +308,39 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
             yield result, report(view, session_id, req.notes)
 
     @short_errors
+    def refine(
+        session_id: str, box: str | None, clicks: str | None, request: gr.Request, brush: str | None = None
+    ) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """Refine the session's pending proposal: run its instruction again on the current image with new pointing
+        (its turn's α, threshold and mode); the old proposal is recorded as refined (neither accepted nor
+        discarded) and the new result is judged like any turn. Streams the report, then the image, as /edit.
+        No proposal waiting, or no new pointing (the proposal's own): an error, nothing changes.
+
+        Args:
+            session_id: from new_session.
+            box: target region "x,y,w,h" in pixels; may be empty.
+            clicks: target clicks "x,y;x,y" in pixels; may be empty.
+            brush: a brush mask image (PNG) of the image's size, white = the region to edit; may be empty.
+        """
+        owner = owner_of(request)
+        current = head(session_id, owner)
+        points = parse_clicks(clicks)
+        mask = read_brush(brush, current.shape[1], current.shape[0]) if brush and current is not None else None
+        turn = core.proposals.refining(session_id, owner, (points, box or "", mask))
+        params = turn.params
+        opts = TurnOptions.validate(settings, params.get("alpha"), params.get("threshold"), params.get("mode"),
+                                    params.get("reflect"), "refine")  # fmt: skip
+        req = core.prepare(session_id, owner, turn.instruction, opts, Pointing(points, box or "", mask))
+        yield from stream(req, session_id, owner)
+
+    return edit, refine
+
+
+def _version_endpoints(core: SessionCore, owner_of: Callable[[Any], str | None]) -> tuple[Callable[..., Any], ...]:
+    """/history, /undo, /redo, /branch, /accept and /discard, in that order: the session's versions."""
+    head = partial(_current, core)
+
+    @short_errors
     def history(session_id: str, request: gr.Request) -> dict[str, Any]:
         """The session's versions (with SHA-256 of their pixels) and turns."""
         return core.versions.summary(session_id, owner_of(request))
@@ -260,105 +385,7 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         decided = core.proposals.discard(session_id, owner)
         return head(session_id, owner), decided_report(core, session_id, owner, decided)
 
-    @short_errors
-    def refine(
-        session_id: str, box: str | None, clicks: str | None, request: gr.Request, brush: str | None = None
-    ) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """Refine the session's pending proposal: run its instruction again on the current image with new pointing
-        (its turn's α, threshold and mode); the old proposal is recorded as refined (neither accepted nor
-        discarded) and the new result is judged like any turn. Streams the report, then the image, as /edit.
-        No proposal waiting, or no new pointing (the proposal's own): an error, nothing changes.
-
-        Args:
-            session_id: from new_session.
-            box: target region "x,y,w,h" in pixels; may be empty.
-            clicks: target clicks "x,y;x,y" in pixels; may be empty.
-            brush: a brush mask image (PNG) of the image's size, white = the region to edit; may be empty.
-        """
-        owner = owner_of(request)
-        current = head(session_id, owner)
-        points = parse_clicks(clicks)
-        mask = read_brush(brush, current.shape[1], current.shape[0]) if brush and current is not None else None
-        turn = core.proposals.refining(session_id, owner, (points, box or "", mask))
-        params = turn.params
-        opts = TurnOptions.validate(settings, params.get("alpha"), params.get("threshold"), params.get("mode"),
-                                    params.get("reflect"), "refine")  # fmt: skip
-        req = core.prepare(session_id, owner, turn.instruction, opts, Pointing(points, box or "", mask))
-        yield from stream(req, session_id, owner)
-
-    @short_errors
-    def score(
-        session_id: str,
-        turn_id: float,
-        subtask_id: str,
-        score: float,
-        comment: str,
-        evaluator: str,
-        request: gr.Request,
-    ) -> dict[str, Any]:
-        """Score one subtask of a finished turn: 0 fail, 0.1 … 0.9 partial, 1 full; returns the accuracies.
-
-        Args:
-            session_id: from new_session.
-            turn_id: the turn's id (see history).
-            subtask_id: e.g. "s1" (see the turn's plan).
-            score: 0 (fail), 0.1 … 0.9 (partial credit) or 1 (full).
-            comment: free text.
-            evaluator: your name (ignored when login is on: the signed-in user scores).
-        """
-        if turn_id is None:
-            raise InputError("give the turn_id to score (see /history)")
-        if score is None:
-            raise InputError("give a score: 0, 0.1 … 0.9 or 1")
-        owner = owner_of(request)
-        return core.versions.score(session_id, owner, turn_id, subtask_id or "", score, comment or "", evaluator or "")
-
-    @short_errors
-    def export(session_id: str, request: gr.Request) -> tuple[str | None, str]:
-        """The current image (PNG) and the session's reproducibility bundle (zip)."""
-        image_path, bundle = core.versions.export(session_id, owner_of(request))
-        return (str(image_path) if image_path else None), str(bundle)
-
-    @short_errors
-    def scores_csv(session_id: str, request: gr.Request) -> str:
-        """The session's evaluator scores as CSV."""
-        return str(core.versions.scores_csv(session_id, owner_of(request)))
-
-    @short_errors
-    def stop(session_id: str, request: gr.Request) -> dict[str, Any]:
-        """Stop the session's running turn now (a tool call in flight is not waited for; its result is dropped)."""
-        return {"stopping": core.stop(session_id, owner_of(request))}
-
-    gpu = {"concurrency_id": "gpu_tools", "concurrency_limit": settings.concurrency}
-    endpoints: list[tuple[Callable[..., Any], list[Any], list[Any], str, dict[str, Any]]] = [
-        (new_session, [], [out_session], "new_session", {}),
-        (
-            edit,
-            [session_id_in, image_in, instruction_in, alpha_in, threshold_in, box_in, clicks_in, brush_in, mode_in],
-            [out_image, out_report],
-            "edit",
-            gpu,
-        ),
-        (history, [session_id_in], [out_report], "history", {}),
-        (undo, [session_id_in], [out_image, out_report], "undo", {}),
-        (redo, [session_id_in], [out_image, out_report], "redo", {}),
-        (branch, [session_id_in, version_id_in], [out_image, out_report], "branch", {}),
-        (accept, [session_id_in], [out_image, out_report], "accept", {}),
-        (discard, [session_id_in], [out_image, out_report], "discard", {}),
-        (refine, [session_id_in, box_in, clicks_in, brush_in], [out_image, out_report], "refine", gpu),
-        (
-            score,
-            [session_id_in, turn_id_in, subtask_id_in, score_in, comment_in, evaluator_in],
-            [out_report],
-            "score",
-            {},
-        ),
-        (export, [session_id_in], [out_file, out_bundle], "export", {}),
-        (scores_csv, [session_id_in], [out_file], "scores_csv", {}),
-        (stop, [session_id_in], [out_report], "stop", {"queue": False}),
-    ]
-    for fn, inputs, outputs, name, extra in endpoints:
-        trigger.click(fn, inputs, outputs, api_name=name, api_description=(fn.__doc__ or "").strip(), **extra)
+    return history, undo, redo, branch, accept, discard
 
 
 API_HELP = """

@@ -23,7 +23,8 @@ from ui.api import add_api, build_api_tab
 from ui.campaign import HEAD as CAMPAIGN_HEAD
 from ui.campaign import build_campaign, wire_campaign
 from ui.diagrams import page_js
-from ui.edit import build_edit, wire_edit
+from ui.edit import wire_edit
+from ui.edit_layout import build_edit
 from ui.evaluator import build_evaluator
 from ui.history import build_history, wire_history
 from ui.models_panel import build_models

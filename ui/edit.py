@@ -1,12 +1,15 @@
-"""The Edit tab: image and pointing, chat, instruction, α preview, live plan and search, before/after, ledger.
+"""The Edit tab's events: image and pointing, chat, instruction, α preview, live plan and search, before/after,
+ledger (its layout: `ui.edit_layout`).
 
-Every action goes through the session core (`costa.session`); this module only lays out components, keeps the
-tab's `UiState` and renders what the core returns. Pointing (clicks, clear, typed box, brush, clear brush) is one
-helper, `point`, with one small event per control.
+Every action goes through the session core (`costa.session`); this module only keeps the tab's `UiState` and renders
+what the core returns. Pointing (clicks, clear, typed box, brush, clear brush) is one helper, `point`, with one small
+event per control; the handlers are built by theme (`_edit_views`, `_pointing`, `_image_handlers`, `_send_handler`,
+`_tab_handlers`) and `wire_edit` connects them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,7 @@ import gradio as gr
 
 from costa.errors import InputError
 from costa.pointing import brush_mask
-from costa.session import MAX_CLICKS, MODES, Pointing, TurnOptions
+from costa.session import MAX_CLICKS, Pointing, TurnOptions
 from costa.session.preview import plan_cache_put
 from costa.session.turns import region_warnings
 from costa.session.view import is_tool_event
@@ -24,164 +27,26 @@ from ui import progress as P
 from ui import proposal_view as PV
 from ui import render as R
 from ui import targets_view as TV
+from ui.edit_layout import EditTab
 from ui.overlays import annotate, editor_value, pointed_region, points_text
-from ui.reflection_panel import build_reflection_panel, cost_note, panel_update, vlm_expert_count
-from ui.state import ASSETS, EXAMPLE_TEXT, EXAMPLES, MAX_PAST_MESSAGES, Page, UiState, page_errors
+from ui.reflection_panel import cost_note, panel_update, vlm_expert_count
+from ui.state import ASSETS, EXAMPLES, MAX_PAST_MESSAGES, Page, UiState, page_errors
 
 PRIVATE: dict[str, Any] = {"api_visibility": "private"}
 
 
-@dataclass
-class EditTab:
-    """The Edit tab's components (see `build_edit`)."""
+@dataclass(frozen=True)
+class EditViews:
+    """What the Edit tab's handlers redraw with (see `_edit_views`)."""
 
-    image: gr.Image
-    points: gr.Markdown
-    clear_points: gr.Button
-    box: gr.Textbox
-    brush_panel: gr.Accordion
-    brush_editor: gr.ImageEditor
-    use_brush: gr.Button
-    clear_brush: gr.Button
-    examples: gr.Dataset
-    export: gr.Button
-    downloads: gr.File
-    chat: gr.Chatbot
-    instruction: gr.Textbox
-    send: gr.Button
-    stop: gr.Button
-    alpha: gr.Slider
-    threshold: gr.Slider
-    mode: gr.Radio
-    prediction: gr.Markdown
-    tree: gr.Markdown
-    graph: gr.Markdown
-    slider: gr.ImageSlider
-    undo: gr.Button
-    redo: gr.Button
-    ledger: gr.Markdown
-    target_row: gr.Row  # the actions on an unverified target (ui.targets_view), hidden until a turn leaves one
-    edit_region: gr.Button
-    let_me_point: gr.Button
-    do_rest: gr.Button
-    reflect: gr.Checkbox  # multi-expert reflection on/off for the next turn (ui.reflection_panel)
-    reflection: gr.Markdown
-    progress: gr.HTML  # the stepped tool's progress bar (ui.progress), shown only while such a call runs
-    proposal_row: gr.Row  # a pending proposal's note, Accept and Discard (ui.proposal_view), hidden otherwise
-    proposal_note: gr.Markdown
-    accept: gr.Button
-    discard: gr.Button
-    refine: gr.Button  # run the proposal's instruction again with the pointing added since (ui.proposal_view)
-
-    @property
-    def outputs(self) -> list[Any]:
-        return [
-            self.image, self.points, self.box, self.brush_editor, self.downloads, self.chat, self.instruction,
-            self.prediction, self.tree, self.graph, self.slider, self.undo, self.redo, self.ledger, self.target_row,
-            self.reflection, self.progress, self.brush_panel, self.proposal_row, self.proposal_note,
-        ]  # fmt: skip
+    brush_sync: Callable[[UiState], dict[Any, Any]]
+    diagrams: Callable[[UiState, Any], dict[Any, Any]]
+    predict: Callable[[UiState, str, float, str], dict[Any, Any]]
 
 
-def build_edit(settings: Any) -> EditTab:
-    """Lay out the Edit tab (inside the page's Tabs)."""
-    with gr.Tab("Edit", id="edit"):
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=5, min_width=340):
-                image = gr.Image(
-                    label="Current image — upload one, then click on it to point at a target",
-                    type="numpy", image_mode="RGB", sources=["upload", "clipboard"], format="png", height=360,
-                    elem_id="current-image",
-                )  # fmt: skip
-                with gr.Row():
-                    points = gr.Markdown(points_text([]), elem_id="points")
-                    clear_points = gr.Button("Clear points", size="sm", scale=0, min_width=110)
-                box = gr.Textbox(label="Target box x,y,w,h (optional)", placeholder="e.g. 40,60,200,120", max_lines=1)
-                with gr.Row():
-                    export = gr.Button("⬇ Download image + bundle", size="sm", elem_id="export")
-                downloads = gr.File(
-                    label="Downloads", file_count="multiple", interactive=False, visible=False, elem_id="downloads"
-                )
-                with gr.Accordion(
-                    "🖌 Brush a mask — paint exactly what to edit", open=False, elem_id="brush-panel"
-                ) as brush_panel:
-                    brush_editor = gr.ImageEditor(
-                        label="Paint over the target, then press Use brush mask",
-                        type="numpy", image_mode="RGBA", sources=[], transforms=[], layers=False,
-                        brush=gr.Brush(colors=["#ff008c"], color_mode="fixed"), eraser=gr.Eraser(), format="png",
-                        height=360, elem_id="brush-editor",
-                    )  # fmt: skip
-                    with gr.Row():
-                        use_brush = gr.Button("Use brush mask", size="sm", elem_id="use-brush")
-                        clear_brush = gr.Button("Clear brush", size="sm", elem_id="clear-brush")
-                examples = gr.Dataset(
-                    label="Examples — one click loads image and instruction (in a new session)",
-                    components=["image", "textbox", "textbox"],
-                    headers=["image", "instruction", "box"],
-                    samples=[[str(ASSETS / f), text, b] for f, text, b in EXAMPLES if (ASSETS / f).exists()],
-                    type="index",
-                    elem_id="examples",
-                )
-            with gr.Column(scale=6, min_width=420):
-                chat = gr.Chatbot(
-                    label="Chat", height=470, elem_id="chat", buttons=["copy_all"], feedback_options=None,
-                    placeholder="Upload an image (or pick an example), type an instruction, press Enter.",
-                )  # fmt: skip
-                with gr.Row():
-                    instruction = gr.Textbox(
-                        show_label=False, placeholder=f"What should change? e.g. {EXAMPLE_TEXT} — Enter sends",
-                        max_lines=3, scale=6, elem_id="instruction",
-                    )  # fmt: skip
-                    send = gr.Button("Send", variant="primary", scale=1, min_width=80, elem_id="send")
-                    stop = gr.Button("Stop", variant="stop", scale=1, min_width=80, elem_id="stop")
-                progress = P.build_progress()
-                target_row, edit_region, let_me_point, do_rest = TV.action_row()  # unverified targets
-                proposal = PV.action_row()  # a result costa cannot vouch for: Accept / Discard / Refine
-                with gr.Row():
-                    alpha = gr.Slider(
-                        0.0, 2.0, value=settings.alpha, step=0.1, label="α: 0 = best quality … 2 = fastest",
-                        elem_id="alpha",
-                    )  # fmt: skip
-                    threshold = gr.Slider(
-                        0.0, 1.0, value=settings.threshold, step=0.05, label="Quality threshold per step",
-                        elem_id="threshold",
-                    )  # fmt: skip
-                mode = gr.Radio(
-                    [(label, key) for key, label in MODES.items()], value="lazy", label="Search mode", elem_id="mode",
-                    info="FaSTA* fast–slow runs a learned subroutine first; the chat says which rule served each "
-                    "subtask, or why the local A* did.",
-                )  # fmt: skip
-                reflection = build_reflection_panel(settings.reflect)
-                prediction = gr.Markdown(R.prediction_markdown(settings.alpha, []), elem_id="prediction")
-        gr.Markdown("### Live view: plan and tool search")
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=4):
-                tree = gr.Markdown(R.tree_markdown(None), elem_id="tree", label="Subtask tree")
-            with gr.Column(scale=7):
-                graph = gr.Markdown(R.graph_markdown(None), elem_id="toolgraph", label="Tool subgraph")
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=5):
-                slider = gr.ImageSlider(
-                    label="◀ Before (left) · After (right) ▶ — drag the handle",
-                    type="numpy", format="png", elem_id="slider",
-                )  # fmt: skip
-                with gr.Row():
-                    undo = gr.Button("↩ Undo", elem_id="undo")
-                    redo = gr.Button("↪ Redo", elem_id="redo")
-            with gr.Column(scale=6):
-                gr.Markdown("### Cost ledger")
-                ledger = gr.Markdown(R.ledger_markdown(None), elem_id="ledger")
-    return EditTab(
-        image, points, clear_points, box, brush_panel, brush_editor, use_brush, clear_brush, examples, export,
-        downloads, chat, instruction, send, stop, alpha, threshold, mode, prediction, tree, graph, slider, undo,
-        redo, ledger, target_row=target_row, edit_region=edit_region, let_me_point=let_me_point, do_rest=do_rest,
-        reflect=reflection.switch, reflection=reflection.markdown, progress=progress, proposal_row=proposal[0],
-        proposal_note=proposal[1], accept=proposal[2], discard=proposal[3], refine=proposal[4],
-    )  # fmt: skip
-
-
-def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> None:
-    """Connect the Edit tab's events (call inside the page's Blocks, after every tab is built)."""
-    core, ui, settings = page.core, page.ui, page.core.settings
+def _edit_views(tab: EditTab, page: Page) -> EditViews:
+    """The tab's redraws: the brush editor's image, the diagrams, the page refresh (registered), the α readout."""
+    core, settings = page.core, page.core.settings
 
     def brush_sync(state: UiState) -> dict[Any, Any]:
         """Show the current image in the open brush editor when it changed (strokes on the old one are dropped)."""
@@ -251,6 +116,12 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
             out.update(diagrams(state, pv.view))
         return out
 
+    return EditViews(brush_sync, diagrams, predict)
+
+
+def _pointing(tab: EditTab, page: Page, predict: Callable[..., dict[Any, Any]]) -> Callable[[str], Any]:
+    """`point(kind)`: the handler of one pointing control (click, clear, box, brush, clear_brush)."""
+
     def point(kind: str) -> Any:
         """One handler per pointing control, all through this helper: update what is marked, redraw, re-predict."""
 
@@ -293,6 +164,13 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         handler.__name__ = f"on_{kind}"
         return handler
 
+    return point
+
+
+def _image_handlers(tab: EditTab, page: Page, predict: Callable[..., dict[Any, Any]]) -> tuple[Any, Any]:
+    """The handlers of an upload and of an example: a new image (a new session when the current one has history)."""
+    core, ui = page.core, page.ui
+
     def start_new_session_if_used(state: UiState) -> tuple[UiState, dict[Any, Any]]:
         """A new photo starts a new session when the current one already has history (and says so)."""
         if not core.used(state.session_id, state.owner):
@@ -330,9 +208,13 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         snap = page.snapshot(state)
         return {**snap, **extra, tab.instruction: text, tab.box: box_text, **predict(state, text, a, box_text)}
 
-    @page_errors
-    def on_predict(state: UiState, text: str, a: float, box_text: str) -> dict[Any, Any]:
-        return predict(state, text, a, box_text)
+    return on_upload, on_example
+
+
+def _send_handler(tab: EditTab, page: Page, views: EditViews) -> Callable[..., Any]:
+    """The handler of Send: run the turn, streaming the chat, diagrams, ledger and progress, then the new state."""
+    core, settings = page.core, page.core.settings
+    brush_sync, diagrams = views.brush_sync, views.diagrams
 
     @page_errors
     def on_send(
@@ -390,6 +272,13 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
         done[tab.reflection] = panel_update(seen, bool(r))
         yield done
 
+    return on_send
+
+
+def _tab_handlers(tab: EditTab, page: Page, brush_sync: Callable[[UiState], dict[Any, Any]]) -> tuple[Any, ...]:
+    """The handlers of Stop, Export, the brush panel opening and closing, and `decide(accept)` for a proposal."""
+    core = page.core
+
     @page_errors
     def on_stop(state: UiState) -> None:
         stopping = state is not None and core.stop(state.session_id, state.owner)
@@ -412,6 +301,37 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
     def on_brush_close(state: UiState) -> None:
         if state is not None:
             state.brush_open = False
+
+    def decide(accept: bool) -> Any:
+        @page_errors
+        def on_decide(state: UiState) -> dict[Any, Any]:
+            if accept:
+                decided = core.proposals.accept(state.session_id, state.owner)
+            else:
+                decided = core.proposals.discard(state.session_id, state.owner)
+            number = core.versions.version_number(state.session_id, decided.version.id if decided.version else None)
+            state.past = [*state.past, PV.decided_message(decided, number)][-MAX_PAST_MESSAGES:]
+            state.last_view, state.head = None, None
+            return page.snapshot(state)
+
+        return on_decide
+
+    return on_stop, on_export, on_brush_open, on_brush_close, decide
+
+
+def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> None:
+    """Connect the Edit tab's events (call inside the page's Blocks, after every tab is built)."""
+    core, ui, settings = page.core, page.ui, page.core.settings
+    views = _edit_views(tab, page)
+    predict = views.predict
+    point = _pointing(tab, page, predict)
+    on_upload, on_example = _image_handlers(tab, page, predict)
+    on_send = _send_handler(tab, page, views)
+    on_stop, on_export, on_brush_open, on_brush_close, decide = _tab_handlers(tab, page, views.brush_sync)
+
+    @page_errors
+    def on_predict(state: UiState, text: str, a: float, box_text: str) -> dict[Any, Any]:
+        return predict(state, text, a, box_text)
 
     predict_in = [ui, tab.instruction, tab.alpha, tab.box]
     quiet = {"show_progress": "hidden", **PRIVATE}
@@ -462,20 +382,6 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
     )
     tab.stop.click(on_stop, [ui], None, concurrency_limit=None, **PRIVATE)  # queued (toasts), never waits
     tab.export.click(on_export, [ui], everything, **PRIVATE)
-
-    def decide(accept: bool) -> Any:
-        @page_errors
-        def on_decide(state: UiState) -> dict[Any, Any]:
-            if accept:
-                decided = core.proposals.accept(state.session_id, state.owner)
-            else:
-                decided = core.proposals.discard(state.session_id, state.owner)
-            number = core.versions.version_number(state.session_id, decided.version.id if decided.version else None)
-            state.past = [*state.past, PV.decided_message(decided, number)][-MAX_PAST_MESSAGES:]
-            state.last_view, state.head = None, None
-            return page.snapshot(state)
-
-        return on_decide
 
     tab.accept.click(decide(True), [ui], everything, **PRIVATE)
     tab.discard.click(decide(False), [ui], everything, **PRIVATE)

@@ -96,34 +96,6 @@ def wire_history(
 
     page.add(tab.outputs, refresh)
 
-    def action(name: str) -> Callable[..., dict[Any, Any]]:
-        @page_errors
-        def handler(state: UiState) -> dict[Any, Any]:
-            if name == "undo":
-                v = core.versions.undo(state.session_id, state.owner)
-                note = "↩️ Undone — back to **v{n}** ({label}). Redo returns."
-            elif name == "redo":
-                v = core.versions.redo(state.session_id, state.owner)
-                note = "↪️ Redone — now at **v{n}** ({label})."
-            else:
-                if state.selected is None:
-                    raise InputError("select a version in the gallery first")
-                v = core.versions.branch(state.session_id, state.owner, state.selected)
-                note = (
-                    "⎇ Now at **v{n}** ({label}). The next edit starts a new branch from here; "
-                    "the other future is kept in History."
-                )
-            n = core.versions.version_number(state.session_id, v.id)
-            state.past = [*state.past, {"role": "assistant", "content": note.format(n=n, label=v.label)}]
-            state.clear_pointing()
-            out = page.snapshot(state)
-            if name == "branch":  # pressed on the History tab, which is open
-                out[tab.versions_md] = tree(state)
-            return out
-
-        handler.__name__ = f"on_{name}"
-        return handler
-
     @page_errors
     def on_select_version(state: UiState, evt: gr.SelectData) -> dict[Any, Any]:
         idx = evt.index if isinstance(evt.index, int) else evt.index[0]
@@ -160,13 +132,47 @@ def wire_history(
     def on_tab_selected(state: UiState) -> dict[Any, Any]:
         return {tab.versions_md: tree(state)} if state is not None else {}
 
-    undo.click(action("undo"), [ui], everything, **PRIVATE)
-    redo.click(action("redo"), [ui], everything, **PRIVATE)
-    tab.branch.click(action("branch"), [ui], everything, **PRIVATE)
+    undo.click(_version_action("undo", page, tab, tree), [ui], everything, **PRIVATE)
+    redo.click(_version_action("redo", page, tab, tree), [ui], everything, **PRIVATE)
+    tab.branch.click(_version_action("branch", page, tab, tree), [ui], everything, **PRIVATE)
     tab.gallery.select(on_select_version, [ui], everything, **PRIVATE)
     tab.new_session.click(on_new_session, [ui], everything, **PRIVATE)
     tab.sessions.input(on_switch_session, [ui, tab.sessions], everything, **PRIVATE)
     tab.tab.select(on_tab_selected, [ui], [tab.versions_md], show_progress="hidden", **PRIVATE)
+
+
+def _version_action(
+    name: str, page: Page, tab: HistoryTab, tree: Callable[[UiState], str]
+) -> Callable[..., dict[Any, Any]]:
+    """The handler of Undo, Redo or Branch (`name`): move the session's head, say so in the chat, redraw."""
+    core = page.core
+
+    @page_errors
+    def handler(state: UiState) -> dict[Any, Any]:
+        if name == "undo":
+            v = core.versions.undo(state.session_id, state.owner)
+            note = "↩️ Undone — back to **v{n}** ({label}). Redo returns."
+        elif name == "redo":
+            v = core.versions.redo(state.session_id, state.owner)
+            note = "↪️ Redone — now at **v{n}** ({label})."
+        else:
+            if state.selected is None:
+                raise InputError("select a version in the gallery first")
+            v = core.versions.branch(state.session_id, state.owner, state.selected)
+            note = (
+                "⎇ Now at **v{n}** ({label}). The next edit starts a new branch from here; "
+                "the other future is kept in History."
+            )
+        n = core.versions.version_number(state.session_id, v.id)
+        state.past = [*state.past, {"role": "assistant", "content": note.format(n=n, label=v.label)}]
+        state.clear_pointing()
+        out = page.snapshot(state)
+        if name == "branch":  # pressed on the History tab, which is open
+            out[tab.versions_md] = tree(state)
+        return out
+
+    handler.__name__ = f"on_{name}"
+    return handler
 
 
 def versions_markdown(rows: Sequence[Any], head: int | None, selected: int | None = None, nonce: int = 0) -> str:

@@ -188,7 +188,12 @@ def _extent_checked(item: Mask, flood: np.ndarray | None, tool_id: str, target: 
         if agreement is not None
         else "one click gives no outline to confirm it"
     )
-    missing = Evidence("extent", "one click", f"{why}: draw a box or brush over the object, or accept this region")
+    missing = Evidence(
+        "extent",
+        "one click",
+        f"{why}: draw a box or brush over the object, or accept this region",
+        agreement is not None,
+    )
     return replace(item, verification=Verification(base.method, base.target, base.verified, (*base.missing, missing)))
 
 

@@ -159,6 +159,10 @@ class Evidence:
     aspect: Aspect
     value: str
     detail: str = ""
+    #: Whether another attempt of the same tool (other parameters) could verify it. A class no detector vouches for
+    #: and one click with no outline of its own to compare with cannot be mended by a retry: the search drops the
+    #: tool at once instead of paying for its other attempts.
+    retryable: bool = True
 
     def describe(self) -> str:
         return f"{self.aspect} {self.value!r}" + (f" ({self.detail})" if self.detail else "")

@@ -98,6 +98,20 @@ def test_one_click_mask_is_verified_only_when_the_clicks_own_outline_agrees() ->
     record = bad.artifacts["masks"][0].verification
     assert record is not None and not record.ok and record.missing[0].aspect == "extent"
     assert f"< {CLICK_AGREEMENT}" in record.summary() and "box or brush" in record.summary()
+    assert record.missing[0].retryable  # another mask of the same tool may agree with the click's outline
+
+
+def test_one_click_on_texture_has_no_outline_and_no_retry_can_confirm_it() -> None:
+    """Noise gives the click no outline of its own: the missing extent is not retryable (the search drops the tool
+    after one attempt instead of paying for the others)."""
+    img = np.random.default_rng(0).integers(0, 256, (100, 200, 3), dtype=np.uint8)
+    state = with_pointing(img, UserRegion(points=(Point(150, 50),)))
+    right = disc(100, 200, 150, 50, 20)
+    out = constrain_output("points_grabcut", state, REMOVE, ToolOutput(artifacts={"masks": (Mask(right),)}), False)
+    record = out.artifacts["masks"][0].verification
+    assert record is not None and not record.ok
+    (extent,) = [e for e in record.missing if e.aspect == "extent"]
+    assert "no outline" in extent.detail and not extent.retryable
 
 
 def test_invented_pixels_are_tracked_through_an_extension_and_a_fill() -> None:

@@ -107,6 +107,28 @@ def test_eager_search_pays_for_every_successor() -> None:
     assert r.executions > 1
 
 
+def test_a_final_refusal_is_not_retried() -> None:
+    """An attempt that says no other attempt can pass (`final`) drops the step at once: no retry is paid for."""
+    calls: list[tuple[str, int]] = []
+
+    def execute(node, state, attempt):
+        calls.append((node[-1], attempt))
+        if node == ("grounding_dino", "sam", "sd_inpaint"):
+            return Outcome(12.1, 0.0, error="target not verified (one click, no outline)", final=True)
+        return exact(node, state, attempt)
+
+    events = []
+    r = search_toolpath(
+        demo_graph(), "START", "GOAL", est, execute, SearchPolicy(1.0, max_attempts=lambda n: 2), on_event=events.append
+    )
+    assert ("sd_inpaint", 0) in calls and ("sd_inpaint", 1) not in calls
+    assert not [e for e in events if isinstance(e, Retry)]
+    failures = [e for e in events if isinstance(e, ToolFailed)]
+    assert len(failures) == 1 and "after 1 attempt(s)" in failures[0].reason
+    assert r.path == (("sd_search_recolor",),)
+    assert r.spent_seconds == pytest.approx(0.119 + 0.046 + 12.1 + 14.7)
+
+
 def test_check_failing_twice_forces_the_alternative_path() -> None:
     # α=1 prefers Grounding DINO → SAM → inpaint; make inpaint after DINO fail its check on both attempts.
     calls: list[tuple[str, int]] = []

@@ -165,14 +165,15 @@ class AStar(Generic[N, S]):
                 self.update(self.by_key.get(key, ()) if self.refresh else ())
                 break
             why = out.error or f"quality {quality:.2f} below threshold {self.p.threshold:.2f}"
-            if attempt + 1 < attempts:
+            if attempt + 1 < attempts and not (out.final and out.error):
                 yield Retry(sid, tool, attempt + 1, why)
             else:
                 self.failed.add(key)
                 gone = self.by_key.get(key, ())
                 self.dropped.update(gone)
                 self.update(gone)
-                yield ToolFailed(sid, tool, f"{why} after {attempts} attempt(s)")
+                yield ToolFailed(sid, tool, f"{why} after {attempt + 1} attempt(s)")
+                break
         self.version += 1
 
     def update(self, changed: Iterable[N]) -> None:

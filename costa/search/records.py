@@ -57,7 +57,9 @@ class Outcome(Generic[S]):
     is None only on such failures, or where the caller's states admit None (a passing step's state is handed on as is).
     `stopped` (with `error` saying how) means the user stopped the run: the search ends at once, the attempt is
     reported as stopped, not failed, and it is no observation (a stopped call says nothing about the tool). `cached`
-    means the caller replayed an earlier identical run: it is not counted as an execution.
+    means the caller replayed an earlier identical run: it is not counted as an execution. `final` (with `error`)
+    means no other attempt of this step can pass (a refusal that does not depend on parameters): the search drops
+    the step at once instead of running its remaining attempts.
     """
 
     seconds: float
@@ -67,6 +69,7 @@ class Outcome(Generic[S]):
     error: str | None = None
     stopped: bool = False
     cached: bool = False  # replayed from the turn's memo of tool runs: not run again, nothing new learned
+    final: bool = False  # the step's other attempts would fail the same way: no retry
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,9 @@ from costa.types import EditState, Plan, Subtask, ToolOutput, Verdict
 #: The reason a replayed run carries in the ledger.
 MEMO_REASON = "memo: the same run on the same input earlier in this turn (not run again, 0 s)"
 
+#: Said of a refusal no other parameters can change: the step is dropped after this attempt.
+NOT_RETRIED = "not retried, the refusal does not depend on parameters"
+
 
 @dataclass
 class StepExecutor:
@@ -87,8 +90,8 @@ class StepExecutor:
         before = subtask_start(parent.edit, region) if len(node.tools) == 1 else parent.edit
         refusal = self.refused.get((node.tool, subtask.id))
         if refusal is not None:  # the same words, the same refusal: not run again
-            why = f"{node.tool}: not retried, the refusal does not depend on parameters: {refusal}"
-            return Outcome(0.0, 0.0, error=why)
+            why = f"{node.tool}: {NOT_RETRIED}: {refusal}"
+            return Outcome(0.0, 0.0, error=why, final=True)
         params = step_params(spec, subtask, attempt)
         key = self.memo.key(node.tool, subtask, params, before)
         known = self.memo.get(key)
@@ -140,6 +143,7 @@ class StepExecutor:
                 self.advice[error.advice] = None
             if error.deterministic:
                 self.refused[(node.tool, subtask.id)] = error.reason
+                return Outcome(seconds, 0.0, error=f"{node.tool}: {error}; {NOT_RETRIED}", final=True)
         else:
             self.failures[(node.tool, str(error))] = None
         return Outcome(seconds, 0.0, error=f"{node.tool}: {error}")
@@ -198,9 +202,11 @@ class StepExecutor:
             return None
         # Not verified: no edit of it will be accepted, so none is paid for; the candidate is kept to show.
         self.unverified.setdefault(subtask.id, (record, candidate))
-        if any(e.aspect == "class" for e in record.missing):  # no parameter makes a colour into a car
+        final = any(e.aspect == "class" or not e.retryable for e in record.missing)  # no parameter makes a car
+        if final:
             self.refused[(node.tool, subtask.id)] = f"target not verified ({record.summary()})"
-        return Outcome(seconds, 0.0, error=f"{node.tool}: target not verified — {record.summary()}")
+        why = f"{node.tool}: target not verified — {record.summary()}" + (f"; {NOT_RETRIED}" if final else "")
+        return Outcome(seconds, 0.0, error=why, final=final)
 
     def _passed_on(
         self,

@@ -2,14 +2,18 @@
 
 `python -m costa bench fasta [--small]` (or `python -m bench fasta`):
 
-1. A training stream (200 tasks; `--small` 30) runs in fast–slow mode at α = 1 on a fresh store: every tool run and
+1. A training stream (200 tasks; `--small` 60) runs in fast–slow mode at α = 1 on a fresh store: every tool run and
    subtask trace is persisted, and induction + verification run once every K = 20 tasks. After 40, 80, 120, 160 and
-   200 training tasks the current table is evaluated on the evaluation stream (the learning curve).
+   200 training tasks (shorter streams: after every induction) the current table is evaluated on the evaluation
+   stream (the learning curve). `--small` trains on 60 tasks, not fewer: with 30, the one induction (at task 20) saw
+   under 5 supporting subtasks for every path, so nothing was ever proposed and the run measured the shipped rules.
 2. A disjoint evaluation stream (100 tasks; `--small` 12) runs, at α = 0, 1, 2, in three modes: eager A* (the
    published CoSTA* expansion) and lazy A* over the whole plan's tool graph, both with the table's estimates, and
    fast–slow with the learned table (frozen) and the persisted estimates. Also lazy A* with the persisted estimates
    alone (no subroutines), at α = 1.
 3. Every subtask is judged against the scene's ground truth (`costa.synthetic.truth.verify_subtask`).
+4. The streams are disjoint: no evaluation image is a training image or a verification sample's image (checked, and
+   the report says so; `StreamOverlapError` otherwise).
 
 Every mode runs through `costa.agent.run_turn` with reflection off (the search phases are what is compared; the
 ending is the same for all), each with the turn's memo of tool runs (a repeat within a turn is free). Real tools on
@@ -292,6 +296,19 @@ class ModeResult:
         return sum(r.first_fail for r in self.runs) / max(1, sum(r.subtasks for r in self.runs))
 
 
+def stream_sizes(small: bool, train: int | None, evaluate: int | None) -> tuple[int, int, tuple[int, ...]]:
+    """(training tasks, evaluation tasks, learning-curve checkpoints): 200 / 100 (`small`: 60 / 12) unless given; the
+    checkpoints are CHECKPOINTS on 200 or more training tasks, else every induction (each K = INDUCE_EVERY tasks)."""
+    from costa.subroutines.runtime import INDUCE_EVERY
+
+    n_train = train if train is not None else (60 if small else 200)
+    n_eval = evaluate if evaluate is not None else (12 if small else 100)
+    if n_train < 1 or n_eval < 1:
+        raise ValueError(f"need at least one training and one evaluation task, got {n_train} and {n_eval}")
+    checkpoints = CHECKPOINTS if n_train >= 200 else tuple(range(INDUCE_EVERY, n_train + 1, INDUCE_EVERY))
+    return n_train, n_eval, checkpoints
+
+
 def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None, evaluate: int | None = None) -> str:
     """Run the benchmark (see the module docstring) and return its report; the last line is the summary."""
     from costa.store import Store
@@ -299,9 +316,7 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     from costa.subroutines.verification import induce_and_verify
 
     t0 = time.perf_counter()
-    n_train = train if train is not None else (30 if small else 200)
-    n_eval = evaluate if evaluate is not None else (12 if small else 100)
-    checkpoints = CHECKPOINTS if n_train >= 200 else tuple(range(10 if small else 20, n_train + 1, 10 if small else 20))
+    n_train, n_eval, checkpoints = stream_sizes(small, train, evaluate)
     services = Services()
     vcache: dict = {"reader": MemoReader(services.reader)}
     ex_cls = replay_executor(vcache["reader"])
@@ -323,6 +338,8 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     runtime.executor_class = ex_cls
     runtime.check_reader = vcache["reader"]
     runtime.induce = lambda tasks, rt: induce_and_verify(tasks, rt, alpha=1.0, seed=seed)
+    sampler = RecordingSampler()
+    runtime.sampler = sampler
     curve: list[tuple[int, float, float, float, int]] = []
     inductions: list[Any] = []
     t_train = time.perf_counter()
@@ -359,11 +376,13 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     )
 
     # ------------------------------------------------------------------------------------------------ report
+    shared = check_disjoint(eval_tasks, train_tasks, sampler.digests)
     train_sub = sum(r.subtasks for r in train_runs)
     lines.append(
         f"FaSTA* benchmark (seed {seed}): training stream {n_train} tasks ({train_sub} subtasks), evaluation stream "
         f"{n_eval} tasks ({sum(r.subtasks for r in modes[('lazy A*', 1.0)].runs)} subtasks), 256 px scenes, real tools"
     )
+    lines.append(shared)
     lazy1 = modes[("lazy A*", 1.0)]
     lines.append(
         f"first choices that fail (lazy A*, α=1, eval): {lazy1.first_fail:.0%} of subtasks; "
@@ -424,6 +443,43 @@ def run_fasta_bench(small: bool = False, seed: int = 0, train: int | None = None
     return "\n".join(lines)
 
 
+class StreamOverlapError(RuntimeError):
+    """An evaluation image is also a training image or a verification sample's: the comparison would not be clean."""
+
+
+@dataclass
+class RecordingSampler:
+    """The runtime's verification sampler (`costa.subroutines.verification.default_sampler`), remembering the digest
+    of every sample image it hands out so the benchmark can show they are not evaluation images."""
+
+    digests: set[str] = field(default_factory=set)
+
+    def __call__(self, kind: str, n: int, seed: int, start: int) -> list[Any]:
+        from costa.subroutines.verification import default_sampler
+
+        drawn = default_sampler(kind, n, seed, start)
+        self.digests.update(_digest(s.image) for s in drawn)
+        return drawn
+
+
+def check_disjoint(evaluation: list[SyntheticTask], training: list[SyntheticTask], samples: set[str]) -> str:
+    """One report line saying the streams share no image.
+
+    Raises:
+        StreamOverlapError: naming how many evaluation images are training images or verification samples.
+    """
+    ev = {_digest(t.image) for t in evaluation}
+    tr = {_digest(t.image) for t in training}
+    if ev & tr or ev & samples:
+        raise StreamOverlapError(
+            f"{len(ev & tr)} evaluation images are training images and {len(ev & samples)} are verification samples"
+        )
+    return (
+        f"streams disjoint: {len(ev)} evaluation images, none among the {len(tr)} training images or the "
+        f"{len(samples)} verification samples' images"
+    )
+
+
 def kind_table(lazy: ModeResult, fast_slow: ModeResult) -> list[str]:
     """Where the tool-seconds go, per subtask kind, lazy A* vs fast–slow (α = 1, evaluation stream).
 
@@ -451,9 +507,9 @@ HELP = "FaSTA* fast-slow vs eager and lazy A* on a seeded task stream, learning 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--small", action="store_true", help="30 training and 12 evaluation tasks (for tests)")
+    p.add_argument("--small", action="store_true", help="60 training and 12 evaluation tasks")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--train", type=int, default=None, help="training tasks (default 200; --small 30)")
+    p.add_argument("--train", type=int, default=None, help="training tasks (default 200; --small 60)")
     p.add_argument("--eval", type=int, default=None, dest="evaluate", help="evaluation tasks (default 100; --small 12)")
 
 

@@ -46,6 +46,9 @@ class FastSlowRuntime:
     record: bool = True
     #: The estimates fast–slow searches read and teach (default: the process's, for runtimes built by hand).
     estimates: Any = None
+    #: (kind, n, seed, start) → samples that verification runs proposals on; None: the synthetic "verify" stream
+    #: (`costa.subroutines.verification.default_sampler`).
+    sampler: Callable[[str, int, int, int], list[Any]] | None = None
     _table: RuleTable | None = field(default=None, repr=False)
     _ready: Callable[[str], bool] | None = field(default=None, repr=False)
 

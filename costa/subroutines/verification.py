@@ -156,7 +156,7 @@ def induce_and_verify(tasks: int, runtime: FastSlowRuntime, alpha: float = 1.0, 
     candidates = [c for c in candidates if c.rule.key() not in rejected or c.rule.support >= 2 * rejected[c.rule.key()]]
     candidates.sort(key=lambda c: (-c.rule.support, c.rule.id))
     candidates = candidates[:MAX_CANDIDATES]
-    sampler = getattr(runtime, "sampler", None) or default_sampler
+    sampler = runtime.sampler or default_sampler
     drawn: dict[str, list[Any]] = {}
     runner = SampleRunner(runtime, alpha)
     cache: dict[tuple[str, str], SampleResult] = {}

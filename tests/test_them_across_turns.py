@@ -58,3 +58,49 @@ def test_them_after_a_removal_asks_and_changes_nothing(discs: tuple[SessionCore,
     asked = finish(run(core, sid, None, "now make them darker"))
     assert asked.question is not None and "removed" in asked.question, asked.question
     assert np.array_equal(core.head(sid, None)[1], before)  # a question, not a guess: nothing changed
+
+
+_SQUARE = (slice(40, 80), slice(130, 170))
+
+
+@pytest.fixture()
+def disc_and_square(tmp_path: Path) -> Iterator[tuple[SessionCore, Path, np.ndarray]]:
+    img = np.full((120, 200, 3), 120, np.uint8)
+    img[(_YY - 60) ** 2 + (_XX - 45) ** 2 < 24**2] = (200, 30, 30)
+    img[_SQUARE] = (30, 40, 200)
+    Image.fromarray(img).save(tmp_path / "disc_and_square.png")
+    settings = Settings(calibration_table=fake_table(), home=tmp_path, reflect=False)
+    core = SessionCore(Services(settings), Store(tmp_path / "store"))
+    yield core, tmp_path / "disc_and_square.png", img
+    core.close()
+
+
+def test_them_over_differently_described_things_edits_each_once(
+    disc_and_square: tuple[SessionCore, Path, np.ndarray],
+) -> None:
+    """Two subtasks ("darken the yellow disc", "darken the green square") each act on their own thing: every pixel
+    equals what darkening each thing alone, once, gives (it was twice: 220 → 182 for the disc, not 204); nothing
+    away from both changes."""
+    core, path, original = disc_and_square
+    them, once = new_session_with(core, path), new_session_with(core, path)
+    for sid in (them, once):
+        assert finish(run(core, sid, None, "make the red disc yellow and the blue square green")).status == "done"
+    _, recoloured = core.head(them, None)
+    darker = finish(run(core, them, None, "now make them darker"))
+    assert darker.status == "done", darker.errors
+    assert "'them' = the yellow disc and the green square" in darker.reading, darker.reading
+    for alone in ("now make the yellow disc darker", "now make the green square darker"):
+        assert finish(run(core, once, None, alone)).status == "done"
+    _, got = core.head(them, None)
+    _, expected = core.head(once, None)
+    diff = np.abs(got.astype(int) - expected.astype(int))
+    assert diff.max() <= 1, (diff.max(), np.argwhere(diff.max(axis=2) > 1)[:5])  # each thing darkened once
+    disc = (_YY - 60) ** 2 + (_XX - 45) ** 2 < 24**2
+    square = np.zeros(disc.shape, bool)
+    square[_SQUARE] = True
+    for inside in (disc, square):
+        assert got[inside].mean() < recoloured[inside].mean() - 5
+    # away from both things (their remembered regions reach a few pixels past the shapes) nothing changed
+    away = ((_YY - 60) ** 2 + (_XX - 45) ** 2 >= 30**2) & ~((_YY >= 34) & (_YY < 86) & (_XX >= 124) & (_XX < 176))
+    assert np.array_equal(got[away], recoloured[away])
+    assert np.array_equal(got[MIDDLE], original[MIDDLE])

@@ -91,4 +91,6 @@ def group_resolution(s: str, m: re.Match[str], group: Sequence[Entity], said: st
         x0, y0 = min(b.x for b in boxes), min(b.y for b in boxes)
         box = Box(x0, y0, max(b.x2 for b in boxes) - x0, max(b.y2 for b in boxes) - y0)
     turn = max(x.turn for x in group)
-    return Resolution(new, turn, box, f"'{said}' = {names} (turn {turn})", region, "them")
+    note = f"'{said}' = {names} (turn {turn})"
+    parts = tuple((x.describe().removeprefix("the "), x.region) for x in group if x.region is not None)
+    return Resolution(new, turn, box, note, region, "them", parts=parts if region is not None else ())

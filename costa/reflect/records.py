@@ -39,7 +39,9 @@ class Restore:
 @dataclass(frozen=True, eq=False)
 class Resolution:
     """An instruction after reference resolution: the text to plan, the turn it refers to (0 = none), the box and
-    region of what it names, the reference type read, and a restore or a question instead of an edit."""
+    region of what it names, the reference type read, and a restore or a question instead of an edit. `parts` are
+    the things a plural reference names, each with its own region ((name without "the", region)): "them" after an
+    edit of several things, so each subtask of the plan acts on its own thing's pixels, not on all of them."""
 
     text: str
     about: int = 0
@@ -49,6 +51,7 @@ class Resolution:
     reference: str = ""
     question: str | None = None
     restore: Restore | None = None
+    parts: tuple[tuple[str, np.ndarray], ...] = ()
 
     @property
     def changed(self) -> bool:

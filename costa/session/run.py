@@ -117,7 +117,9 @@ class TurnRun:
             self.params["reading"] = view.reading
         region = req.region
         if self.resolved.region is not None and self.resolved.region.any() and not region.artifacts():
-            region = UserRegion(masks=(Mask(self.resolved.region, label="remembered region"),))  # "make it darker"
+            parts = tuple((name, Mask(m, label="remembered region")) for name, m in self.resolved.parts if m.any())
+            mask = Mask(self.resolved.region, label="remembered region")
+            region = UserRegion(masks=(mask,), parts=parts)  # "make it darker"; "them": each thing its own part
         elif self.resolved.box is not None and not region.artifacts():
             region = UserRegion(boxes=(self.resolved.box,))  # "make it red" acts where the turn it refers to did
         self.region = region

@@ -86,7 +86,7 @@ class StepExecutor:
         spec = self.services.tables.tools[node.tool]
         subtask = self.plan.by_id(node.subtask_id)
         # what the user pointed at is the edit's target, never the thing the instruction keeps unchanged
-        region = UserRegion() if subtask.params.get("role") == "keep" else self.region
+        region = UserRegion() if subtask.params.get("role") == "keep" else self.region.for_target(subtask.target or "")
         before = subtask_start(parent.edit, region) if len(node.tools) == 1 else parent.edit
         refusal = self.refused.get((node.tool, subtask.id))
         if refusal is not None:  # the same words, the same refusal: not run again
@@ -225,7 +225,8 @@ class StepExecutor:
                 self.advice[reason[:1].upper() + reason[1:]] = None
         after = before.with_output(output)
         results, images, finals = parent.results, parent.images, parent.finals
-        verifications = with_verification(parent.verifications, subtask, output, after, self.region, node.final)
+        region = self.region.for_target(subtask.target or "")
+        verifications = with_verification(parent.verifications, subtask, output, after, region, node.final)
         if node.final:
             kind = tables.subtasks[node.kind]
             results = (*results, (node.subtask_id, summarise(kind.produces, after, output)))

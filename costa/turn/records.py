@@ -57,17 +57,41 @@ def turn_numbers(settings: Any, alpha: Any = None, threshold: Any = None) -> tup
     return check_alpha_value(a), checked_number(t, "threshold", *THRESHOLD_RANGE)
 
 
+def _target_key(target: str) -> str:
+    """A target as compared between a reference's parts and a plan's subtasks: lower case, no leading article."""
+    words = target.lower().split()
+    return " ".join(words[1:] if words[:1] in (["the"], ["a"], ["an"]) else words)
+
+
 #: Labels `costa.pointing` gives the regions and boxes it makes from clicks (a brush's and a typed box's differ).
 CLICK_LABELS = ("user click", "user clicks")
 
 
 @dataclass(frozen=True)
 class UserRegion:
-    """What the user pointed at: boxes, brush masks, clicks. Becomes artifacts every subtask may start from."""
+    """What the user pointed at: boxes, brush masks, clicks. Becomes artifacts every subtask may start from.
+
+    `parts` are the remembered regions of several things one reference named ("make them darker" after an edit of
+    the yellow disc and the green square): (target as a subtask names it, its mask); a subtask whose target is one
+    of them starts from that part alone (`for_target`), so no thing is edited once per subtask.
+    """
 
     boxes: tuple[Box, ...] = ()
     masks: tuple[Mask, ...] = ()
     points: tuple[Point, ...] = ()
+    parts: tuple[tuple[str, Mask], ...] = ()
+
+    def for_target(self, target: str) -> UserRegion:
+        """What a subtask with this target starts from: its own part when one of `parts` is it, else everything.
+
+        >>> m = np.zeros((2, 2), bool); m[0, 0] = True
+        >>> r = UserRegion(masks=(Mask(m | m.T),), parts=(("yellow disc", Mask(m)), ("green square", Mask(m.T))))
+        >>> int(r.for_target("the Yellow disc").masks[0].data.sum()), r.for_target("discs") is r
+        (1, True)
+        """
+        key = _target_key(target)
+        found = [mask for name, mask in self.parts if _target_key(name) == key]
+        return UserRegion(masks=(found[0],)) if len(found) == 1 else self
 
     def artifacts(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

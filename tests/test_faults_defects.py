@@ -149,6 +149,48 @@ def test_the_pixel_budget_refusal_names_the_budget_and_the_setting() -> None:
         check_turn_pixels(budget, 6300, 6300)
 
 
+@pytest.mark.parametrize("bad", [1e300, 2**63, -1, 0, 1.5, True, "abc", "1e3", float("nan"), None, "\u0661"])
+def test_an_id_out_of_range_or_not_whole_is_refused_naming_it(bad: object) -> None:
+    """Defect 7 below the API (the probe sends them to /branch and /score): ids are whole numbers in [1, 2**53-1]."""
+    from costa.errors import InputError
+    from costa.store.validate import MAX_ID, parse_id
+
+    with pytest.raises(InputError, match=r"version id must be a whole number from 1 to \d+, got"):
+        parse_id(bad, "version id")
+    assert parse_id(7.0, "id") == parse_id("7", "id") == 7 and parse_id(MAX_ID, "id") == MAX_ID
+
+
+def test_text_with_a_lone_surrogate_or_nul_is_refused_whole() -> None:
+    """Defect 3 below the API: the store keeps only valid Unicode (the probe sends it by plain HTTP)."""
+    from costa.errors import InputError
+    from costa.store.validate import check_text
+
+    for bad, why in (("fine \ud83d", "lone surrogate at character 6"), ("a\x00b", "NUL character")):
+        with pytest.raises(InputError, match=why):
+            check_text(bad, "comment")
+    assert check_text("fine 🙂", "comment") == "fine 🙂"
+
+
+def test_the_pixel_budget_scales_with_the_machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """8 MP per CPU core (at least 8), COSTA_MAX_PIXELS with a GPU, which is asked for only past the CPU budget."""
+    from costa import budget as B
+    from costa.config import Settings
+
+    asked: list[str | None] = []
+    monkeypatch.setattr(B, "_has_gpu", lambda prefer: asked.append(prefer) or gpu[0])
+    settings, gpu = Settings(home=tmp_path, max_pixels=40_000_000), [False]
+    for cores, mp in ((1, 8), (2, 16), (6, 48)):
+        monkeypatch.setattr(B, "cpu_cores", lambda cores=cores: cores)
+        b = B.turn_budget(settings, 1000)
+        assert b.pixels == mp * 1_000_000 and f"per CPU core on {cores}, no GPU" in b.why
+    assert asked == []  # small images never look for a GPU
+    monkeypatch.setattr(B, "cpu_cores", lambda: 2)
+    assert B.turn_budget(settings, 20_000_000).pixels == 16_000_000  # no GPU: the CPU's
+    gpu[0] = True
+    assert B.turn_budget(settings, 20_000_000) == B.TurnBudget(40_000_000, "a GPU: COSTA_MAX_PIXELS")
+    assert len(asked) == 2
+
+
 def test_a_float_tiff_in_0_1_is_scaled_not_black(tmp_path: Path) -> None:
     tifffile = pytest.importorskip("tifffile")
     ramp = np.linspace(0.0, 1.0, 256, dtype=np.float32)[None, :].repeat(8, 0)

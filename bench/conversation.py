@@ -3,8 +3,10 @@
 Suites: tests/data/conversation_suite_dev.yaml (used while building the conversation memory) and
 conversation_suite_heldout.yaml (written with it, before any tuning, never tuned on). Each session is a real photo
 (scikit-image's bundled photos; a sign with a word painted on it where text is edited), the object the first turn
-points at (a box, as a click or a drag would give), and 3–6 turns. Every turn names the reference type it uses, what
-it must resolve to (a plan, a restore, a history command or a question) and how its result is checked on pixels:
+points at (a box, as a click or a drag would give), and 3–6 turns; where a turn edits several things, `marks`
+painted on the photo (a disc or a square of a named colour in a box, found by colour like any coloured object).
+Every turn names the reference type it uses, what it must resolve to (a plan, a restore, a history command or a
+question) and how its result is checked on pixels:
 
 - `colour: NAME` — the object's median ΔE2000 to the colour fell by ≥ 5 (or is ≤ 20);
 - `lighter` / `darker` — the object's mean L* moved ≥ 2 that way;
@@ -12,7 +14,10 @@ it must resolve to (a plan, a restore, a history command or a question) and how 
   turn K (0: the upload): mean ΔE2000 ≤ 2;
 - `same: K` — the whole image is pixel for pixel the image after turn K (history commands);
 - `ocr: WORD` — OCR reads WORD on the sign;  `asked` — a question came back and nothing changed;
-- and for every edit: at most 0.5 % of the pixels outside the object's box (grown by 16 px) or the sign changed.
+- `region: marks` — the check holds on every mark's box ("them": each of them darker); `colour` may then list one
+  colour per mark;
+- and for every edit: at most 0.5 % of the pixels outside the object's box, the marks (each grown by 16 px) or the
+  sign changed.
 
 Every turn runs as if the person pressed Accept on a proposal (`accept_unverified`): where the real-photo calibration
 has no evidence for a context a result is only proposed and nothing would be written, and what this benchmark measures
@@ -48,11 +53,13 @@ MAX_SIDE = 256  # photos are shrunk to this long side: the benchmark runs on a s
 
 @dataclass(frozen=True)
 class Scene:
-    """A real photo, the object the first turn points at, and the sign painted on it (when text is edited)."""
+    """A real photo, the object the first turn points at, the sign painted on it (when text is edited) and the boxes
+    of the marks painted on it (when a turn edits several things)."""
 
     image: np.ndarray
     box: tuple[int, int, int, int] | None
     sign: tuple[int, int, int, int] | None
+    marks: tuple[tuple[int, int, int, int], ...] = ()
 
 
 def load_photo(name: str) -> np.ndarray:
@@ -83,16 +90,39 @@ def paint_sign(image: np.ndarray, word: str, at: Sequence[int]) -> tuple[np.ndar
     return np.asarray(pil).copy(), (x, y, w, h)
 
 
+def paint_mark(image: np.ndarray, mark: dict[str, Any]) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """A flat `disc` (the ellipse in the box) or `square` (the box) of a named colour painted on the photo."""
+    from PIL import Image, ImageDraw
+
+    from costa.colours import parse_colour
+
+    x, y, w, h = (int(v) for v in mark["box"])
+    if mark["shape"] not in ("disc", "square"):
+        raise ValueError(f"a mark's shape is 'disc' or 'square', got {mark['shape']!r}")
+    rgb = parse_colour(mark["colour"])
+    if rgb is None:
+        raise ValueError(f"a mark's colour must be a colour name, got {mark['colour']!r}")
+    pil = Image.fromarray(image)
+    draw = ImageDraw.Draw(pil)
+    fill = (int(rgb[0]), int(rgb[1]), int(rgb[2]))
+    (draw.ellipse if mark["shape"] == "disc" else draw.rectangle)((x, y, x + w - 1, y + h - 1), fill=fill)
+    return np.asarray(pil).copy(), (x, y, w, h)
+
+
 def make_scene(setup: dict[str, Any]) -> Scene:
     image = load_photo(setup["photo"])
     sign = None
     if "sign" in setup:
         image, sign = paint_sign(image, setup["sign"]["text"], setup["sign"]["at"])
+    marks = []
+    for mark in setup.get("marks", ()):
+        image, at = paint_mark(image, mark)
+        marks.append(at)
     box: tuple[int, int, int, int] | None = None
     if "box" in setup:
         x, y, w, h = (int(v) for v in setup["box"])
         box = (x, y, w, h)
-    return Scene(image, box, sign)
+    return Scene(image, box, sign, tuple(marks))
 
 
 # ------------------------------------------------------------------------------------------------------ checks
@@ -124,6 +154,8 @@ def _box_mask(shape: tuple[int, ...], box: Sequence[int] | None, grow: int = 0) 
 
 def check_turn(check: dict[str, Any], scene: Scene, images: list[np.ndarray], now: np.ndarray, asked: bool) -> str:
     """'' when the turn's result is right on pixels / OCR, else why not."""
+    if check.get("region") == "marks":
+        return _check_marks(check, scene, images, now, asked)
     before = images[-1]
     use_sign = check.get("region") == "sign" or scene.box is None
     region = _box_mask(now.shape, scene.sign if use_sign else scene.box)
@@ -137,6 +169,8 @@ def check_turn(check: dict[str, Any], scene: Scene, images: list[np.ndarray], no
     if now.shape != before.shape:
         return f"the image size changed {before.shape} → {now.shape}"
     outside = ~(_box_mask(now.shape, scene.box, 16) | _box_mask(now.shape, scene.sign, 16))
+    for mark in scene.marks:
+        outside &= ~_box_mask(now.shape, mark, 16)
     changed_out = float((np.abs(now.astype(int) - before.astype(int)).max(axis=2) > 2)[outside].mean())
     if changed_out > 0.005:
         return f"{100 * changed_out:.1f} % of the pixels outside the edit changed"
@@ -159,6 +193,22 @@ def check_turn(check: dict[str, Any], scene: Scene, images: list[np.ndarray], no
     if "ocr" in check:
         return _ocr_check(now, scene, str(check["ocr"]))
     return ""
+
+
+def _check_marks(check: dict[str, Any], scene: Scene, images: list[np.ndarray], now: np.ndarray, asked: bool) -> str:
+    """`check` on every mark's box in turn (a list of colours: one per mark); the misses, named by mark."""
+    if not scene.marks:
+        return "no marks to check (a bug in the suite)"
+    colours = check.get("colour")
+    misses = []
+    for i, mark in enumerate(scene.marks):
+        one = {k: v for k, v in check.items() if k != "region"}
+        if isinstance(colours, list):
+            one["colour"] = colours[i]
+        miss = check_turn(one, Scene(scene.image, mark, scene.sign, scene.marks), images, now, asked)
+        if miss:
+            misses.append(f"mark {i + 1}: {miss}")
+    return "; ".join(misses)
 
 
 def _ocr_check(image: np.ndarray, scene: Scene, word: str) -> str:
@@ -266,7 +316,9 @@ def run_session(core: Any, scene: Scene, turns: list[dict[str, Any]], tmp: Path)
         view = _last_view(core.run(core.prepare(sid, None, text, opts, Pointing(box=box))))
         _, now = core.head(sid, None)
         on = turn.get("check", {}).get("region")
-        view_scene = Scene(scene.image, (on[0], on[1], on[2], on[3]), scene.sign) if isinstance(on, list) else scene
+        view_scene = (
+            Scene(scene.image, (on[0], on[1], on[2], on[3]), scene.sign, scene.marks) if isinstance(on, list) else scene
+        )
         result_miss = check_turn(turn.get("check", {}), view_scene, images, now, bool(view and view.question))
         images.append(now)
         yield turn.get("ref", "first"), read_miss, result_miss

@@ -67,3 +67,22 @@ def test_one_session_end_to_end(tmp_path: Path) -> None:
     assert r.follow_ups == 3 and sum(r.total.values()) == 3, text
     assert r.passed == 1 and sum(r.resolved.values()) == 3, text
     assert np.isfinite(r.seconds)
+
+
+def test_mark_checks_hold_on_every_mark() -> None:
+    """`region: marks`: a check passes only when every painted mark passed it (one of two darkened is a miss)."""
+    marks = [{"shape": "disc", "colour": "red", "box": [20, 60, 40, 40]}, {"shape": "square", "colour": "blue",
+             "box": [180, 60, 36, 36]}]  # fmt: skip
+    scene = make_scene({"photo": "rocket", "marks": marks})
+    assert scene.marks == ((20, 60, 40, 40), (180, 60, 36, 36))
+    before = scene.image
+    assert before[80, 40, 0] > 180 > before[80, 40, 2]  # the red disc is painted at its box's centre
+    one = before.copy()
+    one[60:100, 20:60] //= 2  # only the first mark darker
+    miss = check_turn({"darker": True, "region": "marks"}, scene, [before], one, False)
+    assert "mark 2: L* moved" in miss and "mark 1" not in miss
+    both = one.copy()
+    both[60:96, 180:216] //= 2
+    assert check_turn({"darker": True, "region": "marks"}, scene, [before], both, False) == ""
+    colours = {"colour": ["red", "yellow"], "region": "marks"}
+    assert "mark 2: ΔE2000 to yellow" in check_turn(colours, scene, [before], both, False)

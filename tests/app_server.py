@@ -1,8 +1,12 @@
-"""`python app.py` in a subprocess for the app tests (gradio_client and browser), on a free port and a temp home."""
+"""`python app.py` in a subprocess for the app tests (gradio_client and browser), on a free port and a temp home, and
+what the browser tests share: Debian's headless Chromium (`chromium`), a page opened on the app with its errors
+collected (`open_page`), a photo uploaded and an instruction sent (`upload`, `send`), the app judging by the REAL
+calibration table (`real_calibration_app`), a real photo (`save_astronaut`) and an image file's pixels (`pixels`)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -12,12 +16,25 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Planted in the app's environment; no page or API response may ever contain it.
 SECRET_KEY = "sk-test-NEVER-IN-THE-BROWSER-7f3a"
 #: Upload limit the test app runs with, in megabytes.
 UPLOAD_LIMIT_MB = 2
+CHROMIUM = Path("/usr/bin/chromium")
+#: Chromium's flags for the browser tests: headless, no sandbox (containers), nothing reaching the network.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @dataclass(frozen=True)
@@ -94,3 +111,78 @@ def running_app(
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium through Playwright (a `playwright.sync_api.Browser`); skips the test when Playwright
+    or Chromium is not installed."""
+    import pytest
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    exe = str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium")
+    if exe is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def open_page(browser: Any, url: str, height: int = 1100, console_errors: bool = False) -> tuple[Any, list[str]]:
+    """A 1400-px-wide page on the app at `url`, once the status line says it runs, and the list its errors collect
+    into (the page's uncaught errors; with `console_errors`, the console's errors too): a test ends by asserting it
+    is empty."""
+    page = browser.new_page(viewport={"width": 1400, "height": height})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    if console_errors:
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(url)
+    page.wait_for_selector("#status >> text=Running on", timeout=60_000)
+    return page, errors
+
+
+def upload(page: Any, image: str | Path) -> None:
+    """Upload `image` on the Edit tab and wait until the before/after slider shows it."""
+    page.set_input_files("#current-image input[type=file]", str(image))
+    page.wait_for_selector("#slider img", timeout=30_000)
+
+
+def send(page: Any, instruction: str, box: str = "") -> None:
+    """Type the target box (when given) and the instruction on the Edit tab, then press Send."""
+    if box:
+        field = page.get_by_label("Target box x,y,w,h (optional)")
+        field.fill(box)
+        field.blur()
+    page.fill("#instruction textarea", instruction)
+    page.click("#send")
+
+
+@contextmanager
+def real_calibration_app(home: Path, ports: range) -> Iterator[AppServer]:
+    """The app judging passed steps by the REAL calibration table (tool_tables/calibration.csv: real-photo evidence;
+    the suite's FAKE table vouches for everything), on the first free port of `ports`."""
+    from costa.calibration import CALIBRATION_FILE
+
+    env = {"COSTA_CALIBRATION_TABLE": str(CALIBRATION_FILE)}
+    with running_app(home, extra_env=env, port=port_in(ports)) as server:
+        yield server
+
+
+def save_astronaut(path: Path) -> Path:
+    """scikit-image's astronaut photo (512×512, the flag at the top left) saved as a PNG at `path`."""
+    from PIL import Image
+    from skimage import data
+
+    Image.fromarray(data.astronaut()).save(path)
+    return path
+
+
+def pixels(path: str | Path) -> np.ndarray:
+    """An image file's RGB pixels as ints (differences do not wrap)."""
+    from PIL import Image
+
+    return np.asarray(Image.open(path).convert("RGB")).astype(int)

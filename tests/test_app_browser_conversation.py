@@ -4,31 +4,22 @@ button. Screenshots go to artifacts/ for people to look at."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.app_server import AppServer
+from tests.app_server import AppServer, chromium
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists() and not shutil.which("chromium"):
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM if CHROMIUM.exists() else shutil.which("chromium")),
-                              args=FLAGS)  # fmt: skip
+    """One headless Chromium per module (`tests.app_server.chromium`)."""
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def _send(page, text: str) -> None:

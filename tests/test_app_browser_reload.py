@@ -15,7 +15,7 @@ import pytest
 
 from costa.store import Store
 from costa.testing import slow_tools
-from tests.app_server import AppServer, port_in, running_app
+from tests.app_server import AppServer, open_page, port_in, running_app, send, upload
 from tests.test_app_browser import ARTIFACTS, ROOT, browser  # noqa: F401  (the module's Chromium fixture)
 
 pytestmark = pytest.mark.slow
@@ -32,15 +32,6 @@ def slow_app(tmp_path_factory: pytest.TempPathFactory):
     env = {"COSTA_FAKE_TOOL_SECONDS": str(TOOL_SECONDS), "COSTA_REFLECT": "0"}
     with running_app(tmp / "home", argv=argv, extra_env=env, port=port_in(PORTS)) as server:
         yield server
-
-
-def _open(browser, url: str):  # noqa: F811
-    page = browser.new_page(viewport={"width": 1400, "height": 1100})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(url)
-    page.wait_for_selector("#status >> text=Running on", timeout=60_000)
-    return page, errors
 
 
 def _settings(page) -> tuple[str, str, str, bool]:
@@ -65,7 +56,7 @@ def _store_turns(app: AppServer):
 
 
 def test_the_edit_settings_survive_a_reload_and_an_example_click(slow_app: AppServer, browser) -> None:  # noqa: F811
-    page, errors = _open(browser, slow_app.url)
+    page, errors = open_page(browser, slow_app.url)
     assert _settings(page)[:3] == ("1", "0.8", "lazy")
     page.get_by_label(FAST_SLOW).check()
     _set_number(page, "alpha", "0.3")
@@ -106,11 +97,9 @@ def _stored_versions(app: AppServer) -> int:
 
 def test_a_reload_during_a_turn_says_the_turn_was_stopped(slow_app: AppServer, browser) -> None:  # noqa: F811
     before = _stored_versions(slow_app)
-    page, errors = _open(browser, slow_app.url)
-    page.set_input_files("#current-image input[type=file]", str(ROOT / "assets" / "sale_sign.png"))
-    page.wait_for_selector("#slider img", timeout=30_000)
-    page.fill("#instruction textarea", REPLACE)
-    page.click("#send")
+    page, errors = open_page(browser, slow_app.url)
+    upload(page, ROOT / "assets" / "sale_sign.png")
+    send(page, REPLACE)
     page.wait_for_selector(f"#chat >> text={slow_tools.SLOW_TOOL}", timeout=90_000)  # the slow call is running
     t0 = time.perf_counter()
     page.reload()
@@ -146,7 +135,7 @@ def test_a_reload_during_a_turn_says_the_turn_was_stopped(slow_app: AppServer, b
 
 
 def test_fast_slow_names_its_rule_in_chat_and_ledger_and_ids_match_the_csv(slow_app: AppServer, browser) -> None:  # noqa: F811
-    page, errors = _open(browser, slow_app.url)
+    page, errors = open_page(browser, slow_app.url)
     page.get_by_role("tab", name="History", exact=True).click()
     page.click("#new-session")
     page.get_by_role("tab", name="Edit", exact=True).click()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
 from pathlib import Path
 
@@ -16,14 +15,12 @@ import pytest
 from costa.campaign.db import CampaignDb
 from costa.campaign.stats import agreement
 from costa.store import Store
-from tests.app_server import running_app
+from tests.app_server import chromium, running_app
 from tests.test_campaign_cli import costa, write_tasks
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync"]
 USERS = {"ann": "pw-ann", "bob": "pw-bob", "cy": "pw-cy", "boss": "pw-boss"}
 #: costa's verdict words and the words of its own report: none may be on an evaluator's card.
 VERDICT_WORDS = ("done", "proposed", "unverified", "skipped", "failed", "quality", "passed", "verified", "seconds")
@@ -31,14 +28,9 @@ VERDICT_WORDS = ("done", "proposed", "unverified", "skipped", "failed", "quality
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists() and not shutil.which("chromium"):
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM if CHROMIUM.exists() else shutil.which("chromium")),
-                              args=FLAGS)  # fmt: skip
+    """One headless Chromium per module (`tests.app_server.chromium`)."""
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def signed_in(browser, url: str, user: str):

@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from costa.config import Settings
@@ -20,8 +21,11 @@ from costa.session.runtime import STOPPED_BY_LEFT, STOPPED_BY_STOP
 from costa.tables import load_tables
 from costa.testing import slow_tools
 from costa.testing.calibration import fake_table
+from tests.proposing import disc, propose, proposing_core
+from ui import proposal_view as PV
 from ui.render import chat_messages, final_text
-from ui.restore import checked_prefs
+from ui.restore import checked_prefs, past_chat
+from ui.state import UiState
 
 ROOT = Path(__file__).resolve().parents[1]
 REPLACE = "replace the text 'SALE' with 'OPEN'"
@@ -135,3 +139,64 @@ def test_stop_says_stop_and_the_csv_numbers_turns_as_the_page_does(
     assert last.status == "stopped" and last.summary["stopped_by"] == STOPPED_BY_STOP
     assert "Stopped** after" in final_text(core.versions.turn_views(sid, None)[-1])
     core.close()
+
+
+# ------------------------------------------------------------------------------------ a pending proposal (issue 18)
+
+
+def _slider(core: SessionCore, sid: str) -> dict[str, object]:
+    """What the page draws for the session's proposal (its row, note and slider), in a freshly loaded tab."""
+    return PV.updates(core, UiState(session_id=sid), "row", "note", "slider")
+
+
+def _chat(core: SessionCore, sid: str) -> list[str]:
+    return [str(m["content"]) for m in past_chat(core, UiState(session_id=sid))[0]]
+
+
+def test_a_reload_keeps_a_pending_proposal_and_a_verdict(tmp_path: Path) -> None:
+    """A reload (the same session reopened from the store; here by a second core, as after a restart too) shows a
+    pending proposal again — its line, note and before/after — and an Accept then saves what accepting before the
+    reload would have; a judged proposal comes back with its verdict and no buttons."""
+    core, sid = proposing_core(tmp_path)
+    twin = core.new_session(None).id  # the same edit, accepted without a reload: what "as before" means
+    core.upload(twin, None, tmp_path / "disc.png")
+    for s in (sid, twin):
+        assert propose(core, s).status == "proposed"
+    before, waiting = _slider(core, sid), core.proposals.pending(sid, None)
+    assert waiting is not None and waiting.image is not None
+    reason = waiting.subtasks[0].reason
+
+    reloaded = SessionCore(Services(core.settings), core.store)
+    shown = _slider(reloaded, sid)
+    assert shown["row"]["visible"] is True and reason in str(shown["note"])  # type: ignore[index]
+    (current, after), (current0, after0) = shown["slider"], before["slider"]  # type: ignore[misc]
+    assert np.array_equal(current, current0) and np.array_equal(after, after0)  # the same before/after
+    assert np.array_equal(current, disc()) and (after != current).any()  # the upload | the outlined proposal
+    chat = _chat(reloaded, sid)
+    assert PV.PROPOSED in chat[-1] and reason in chat[-1]
+    assert not any("Accepted" in m or "Discarded" in m for m in chat)
+
+    reloaded.proposals.accept(sid, None)  # after the reload
+    core.proposals.accept(twin, None)  # without one
+    saved, twins = core.store.versions(sid), core.store.versions(twin)
+    assert [(v.kind, v.label, v.sha256) for v in saved] == [(v.kind, v.label, v.sha256) for v in twins]
+    assert [v.kind for v in saved] == ["upload", "turn"] and saved[1].parent_id == saved[0].id
+    version, image = reloaded.head(sid, None)
+    assert version is not None and version.id == saved[1].id and np.array_equal(image, waiting.image)
+    assert core.store.turn(sid, saved[1].turn_id).result_version == version.id  # type: ignore[arg-type]
+    judged = _slider(reloaded, sid)
+    assert judged["row"]["visible"] is False and judged["note"] == ""  # type: ignore[index]
+    chat = _chat(reloaded, sid)  # the page reloaded once more
+    assert PV.PROPOSED in chat[-2] and "**Accepted** — saved as version **v2**" in chat[-1]
+
+    assert propose(reloaded, sid, "make the object green").status == "proposed"
+    assert _slider(reloaded, sid)["row"]["visible"] is True  # type: ignore[index]
+    reloaded.proposals.discard(sid, None)
+    assert [v.id for v in core.store.versions(sid)] == [v.id for v in saved]  # nothing added
+    chat = _chat(reloaded, sid)
+    accepted = next(i for i, m in enumerate(chat) if "**Accepted**" in m)
+    green = next(i for i, m in enumerate(chat) if m.startswith("make the object green"))
+    assert accepted < green and "**Discarded**" in chat[-1]  # each verdict under its own turn
+    assert _slider(reloaded, sid)["row"]["visible"] is False  # type: ignore[index]
+    core.close()
+    reloaded.close()

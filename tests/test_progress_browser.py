@@ -6,7 +6,6 @@ tool tables; everything else is the real app. Leaves a screenshot in artifacts/ 
 from __future__ import annotations
 
 import re
-import shutil
 import socket
 import threading
 import time
@@ -96,20 +95,11 @@ def stepped_app(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.mark.slow
 def test_the_edit_tab_shows_the_stepped_tools_progress(stepped_app) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    from tests.test_app_browser import ARTIFACTS, CHROMIUM, FLAGS
+    from tests.app_server import chromium, open_page
+    from tests.test_app_browser import ARTIFACTS
 
-    exe = str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium")
-    if exe is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        console: list[str] = []
-        page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: console.append(str(e)))
-        page.goto(stepped_app.url)
-        page.wait_for_selector("#status >> text=Running on", timeout=60_000)
+    with chromium() as browser:
+        page, console = open_page(browser, stepped_app.url, height=1000, console_errors=True)
         assert not page.locator("#tool-progress").is_visible()  # nothing runs: no bar
         page.set_input_files("#current-image input[type=file]", str(ROOT / "assets" / "sale_sign.png"))
         page.wait_for_selector("#slider img", timeout=30_000)
@@ -150,5 +140,4 @@ def test_the_edit_tab_shows_the_stepped_tools_progress(stepped_app) -> None:
         page.wait_for_selector("#chat >> text=Stopped", timeout=10_000)
         page.wait_for_selector("#tool-progress", state="hidden", timeout=10_000)
         assert not console, [e[:200] for e in console]
-        browser.close()
     print(f"progress steps seen in the page: {seen}")

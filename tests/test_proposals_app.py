@@ -1,49 +1,39 @@
 """A proposal in the app (issue 18 part 2), on `python app.py` with the REAL calibration table: through gradio_client
 (/edit says "proposed", /accept saves it, /discard leaves the history, a call with nothing waiting is an error) and in
 Debian's headless Chromium (Playwright): "Proposed — have a look" with the reason, the slider shows the proposal,
-Accept and Discard one click each. Leaves screenshots in artifacts/."""
+Accept and Discard one click each, and a reload brings a pending proposal back (its verdict once judged). Leaves
+screenshots in artifacts/."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from costa.calibration import CALIBRATION_FILE
-from tests.app_server import AppServer, port_in, running_app
+from costa.store import Store
+from costa.store.proposals import pending_proposal
+from tests.app_server import AppServer, open_page, pixels, real_calibration_app, save_astronaut, send, upload
 from tests.test_app_browser import ARTIFACTS, browser  # noqa: F401  (the module's Chromium fixture)
 
 pytestmark = pytest.mark.slow
 PORTS = range(7931, 7940)  # this module's app ports (never 7860)
 FLAG = "0,0,120,180"  # the flag at the astronaut's top left, boxed
+TIGHTER = "0,0,100,170"  # the same flag, boxed again more tightly: a Refine's new pointing
 REASON = "recolor_lab for object_recoloration on photos (medium region, box)"
-
-
-def _port() -> int:
-    return port_in(PORTS)
 
 
 @pytest.fixture(scope="module")
 def real_app(tmp_path_factory: pytest.TempPathFactory):
-    """The app judging passed steps by the REAL calibration table (the suite's FAKE one vouches for everything)."""
-    home = tmp_path_factory.mktemp("proposal_home")
-    with running_app(home, extra_env={"COSTA_CALIBRATION_TABLE": str(CALIBRATION_FILE)}, port=_port()) as server:
+    with real_calibration_app(tmp_path_factory.mktemp("proposal_home"), PORTS) as server:
         yield server
 
 
 @pytest.fixture
 def astronaut(tmp_path: Path) -> Path:
-    from skimage import data
-
-    path = tmp_path / "astronaut.png"
-    Image.fromarray(data.astronaut()).save(path)
-    return path
-
-
-def _pixels(path: str) -> np.ndarray:
-    return np.asarray(Image.open(path).convert("RGB")).astype(int)
+    return save_astronaut(tmp_path / "astronaut.png")
 
 
 def test_the_api_says_proposed_and_accept_and_discard_decide(real_app: AppServer, astronaut: Path) -> None:
@@ -59,7 +49,7 @@ def test_the_api_says_proposed_and_accept_and_discard_decide(real_app: AppServer
     proposal = report["proposal"]
     assert proposal["id"] is not None and proposal["subtasks"][0]["context"]["pointing"] == "box"
     assert "Proposed — have a look" in report["message"] and REASON in report["message"]
-    shown, original = _pixels(image), _pixels(str(astronaut))
+    shown, original = pixels(image), pixels(str(astronaut))
     changed = np.abs(shown - original).max(axis=2) > 30
     assert changed[:180, :120].mean() > 0.2 and not changed[:, 140:].any()  # the proposal: the flag recoloured
     assert [v["kind"] for v in c.predict(sid, api_name="/history")["versions"]] == ["upload"]  # not a version yet
@@ -67,7 +57,7 @@ def test_the_api_says_proposed_and_accept_and_discard_decide(real_app: AppServer
     current, history = c.predict(sid, api_name="/accept")
     assert history["decided"]["verdict"] == "accepted" and history["decided"]["version_id"] is not None
     assert [v["kind"] for v in history["versions"]] == ["upload", "turn"]
-    assert np.array_equal(_pixels(current), shown)  # the accepted proposal is the current image
+    assert np.array_equal(pixels(current), shown)  # the accepted proposal is the current image
     with pytest.raises(Exception, match=r"(?i)no proposal is waiting"):
         c.predict(sid, api_name="/accept")  # nothing waits any more: an error, nothing changes
     assert len(c.predict(sid, api_name="/history")["versions"]) == 2
@@ -76,7 +66,7 @@ def test_the_api_says_proposed_and_accept_and_discard_decide(real_app: AppServer
     assert again["status"] == "proposed"
     current, history = c.predict(sid, api_name="/discard")
     assert history["decided"]["verdict"] == "discarded" and history["decided"]["version_id"] is None
-    assert len(history["versions"]) == 2 and np.array_equal(_pixels(current), shown)  # untouched
+    assert len(history["versions"]) == 2 and np.array_equal(pixels(current), shown)  # untouched
     with pytest.raises(Exception, match="nothing to discard"):
         c.predict(sid, api_name="/discard")
 
@@ -86,19 +76,10 @@ def test_a_proposal_in_the_browser_is_looked_at_then_accepted_or_discarded(
     browser,  # noqa: F811
     astronaut: Path,
 ) -> None:
-    page = browser.new_page(viewport={"width": 1400, "height": 1100})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(real_app.url)
-    page.wait_for_selector("#status >> text=Running on", timeout=60_000)
-    page.set_input_files("#current-image input[type=file]", str(astronaut))
-    page.wait_for_selector("#slider img", timeout=30_000)
+    page, errors = open_page(browser, real_app.url)
+    upload(page, astronaut)
     assert not page.locator("#proposal-actions").is_visible()
-    box = page.get_by_label("Target box x,y,w,h (optional)")
-    box.fill(FLAG)
-    box.blur()
-    page.fill("#instruction textarea", "make the flag blue")
-    page.press("#instruction textarea", "Enter")
+    send(page, "make the flag blue", FLAG)
     try:
         page.wait_for_selector("#chat >> text=Proposed — have a look", timeout=120_000)
     except Exception:
@@ -122,8 +103,7 @@ def test_a_proposal_in_the_browser_is_looked_at_then_accepted_or_discarded(
     assert page.locator("#gallery .thumbnail-item").count() == 2
     page.get_by_role("tab", name="Edit", exact=True).click()
 
-    page.fill("#instruction textarea", "make the flag green")
-    page.press("#instruction textarea", "Enter")
+    send(page, "make the flag green")
     page.wait_for_selector("#proposal-actions", state="visible", timeout=120_000)
     page.click("#discard")
     page.wait_for_selector("#chat >> text=Discarded", timeout=30_000)
@@ -132,5 +112,99 @@ def test_a_proposal_in_the_browser_is_looked_at_then_accepted_or_discarded(
     page.wait_for_selector("#gallery .thumbnail-item", timeout=30_000)
     assert page.locator("#gallery .thumbnail-item").count() == 2  # the discarded proposal is no version
     page.screenshot(path=str(ARTIFACTS / "app-proposal-discarded.png"), full_page=True)
+    assert not errors, errors
+    page.close()
+
+
+def _slider_pixels(page) -> list[np.ndarray]:
+    """The before/after slider's two images, as pixels (fetched from the app like the page fetches them)."""
+    import base64
+    import io
+
+    out = []
+    for src in page.locator("#slider img").evaluate_all("imgs => imgs.map(i => i.src)"):
+        body = base64.b64decode(src.split(",", 1)[1]) if src.startswith("data:") else page.request.get(src).body()
+        out.append(np.asarray(Image.open(io.BytesIO(body)).convert("RGB")).astype(int))
+    return out
+
+
+def _reload(page) -> None:
+    page.reload()
+    page.wait_for_selector("#status >> text=Running on", timeout=60_000)
+    page.wait_for_selector("#chat >> text=make the flag purple", timeout=30_000)  # the session's chat is back
+
+
+def _pending(app: AppServer, instruction: str) -> tuple[str, Any]:
+    """The session whose last turn is `instruction`, and its pending proposal (None when there is none)."""
+    store = Store(app.home)
+    (sid,) = [s.id for s in store.sessions(None) if instruction in [t.instruction for t in store.turns(s.id)]]
+    return sid, pending_proposal(store, sid)
+
+
+def test_a_reload_keeps_a_pending_proposal_and_a_verdict(
+    real_app: AppServer,
+    browser,  # noqa: F811
+    astronaut: Path,
+) -> None:
+    """After a reload (the same browser: its sealed session token reopens the session) a pending proposal shows
+    again with its before/after and working Accept / Refine / Discard; accepting it then saves exactly what was
+    proposed; a judged proposal comes back with its verdict and no buttons."""
+    page, errors = open_page(browser, real_app.url)
+    upload(page, astronaut)
+    send(page, "make the flag purple", FLAG)
+    page.wait_for_selector("#proposal-actions", state="visible", timeout=120_000)
+    shown = _slider_pixels(page)
+    _reload(page)
+    page.wait_for_selector("#proposal-actions", state="visible", timeout=30_000)
+    chat, note = page.inner_text("#chat"), page.inner_text("#proposal-note")
+    assert "Proposed — have a look" in chat and REASON in chat and REASON in note
+    assert "Accepted" not in chat and "Discarded" not in chat
+    again = _slider_pixels(page)
+    assert len(again) == 2 and all(np.array_equal(a, b) for a, b in zip(again, shown, strict=True))  # the same view
+    assert not np.array_equal(again[0], again[1])  # before | the outlined proposal
+    for button in ("#accept", "#refine", "#discard"):
+        assert page.locator(button).is_visible() and page.locator(button).is_enabled(), button
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "app-proposal-after-reload.png"), full_page=True)
+    Image.fromarray(again[1].astype(np.uint8)).save(ARTIFACTS / "app-proposal-after-reload-slider-after.png")
+
+    box = page.get_by_label("Target box x,y,w,h (optional)")
+    box.fill(TIGHTER)  # Refine works after the reload: a second proposal, from the tighter box
+    page.click("#refine")
+    page.wait_for_function(
+        "() => (document.querySelector('#chat').innerText.match(/Proposed — have a look/g) || []).length >= 2",
+        timeout=120_000,
+    )
+    page.wait_for_selector("#proposal-actions", state="visible", timeout=30_000)
+    sid, proposal = _pending(real_app, "make the flag purple")
+    assert proposal is not None and proposal.image is not None
+    _reload(page)
+    page.wait_for_selector("#proposal-actions", state="visible", timeout=30_000)
+    page.click("#accept")  # after the reload: the proposal that waited becomes the current version
+    page.wait_for_selector("#chat >> text=Accepted", timeout=30_000)
+    page.wait_for_selector("#proposal-actions", state="hidden", timeout=30_000)
+    store = Store(real_app.home)
+    versions = store.versions(sid)
+    assert [v.kind for v in versions] == ["upload", "turn"] and versions[1].parent_id == versions[0].id
+    assert store.session(sid, None).head == versions[1].id and versions[1].turn_id == proposal.turn_id
+    assert np.array_equal(store.load_image(versions[1]), proposal.image)  # exactly what was proposed
+    assert page.locator("#undo").is_enabled()
+
+    _reload(page)  # a judged proposal: its verdict under its turn, no buttons
+    page.wait_for_selector("#chat >> text=saved as version v2", timeout=30_000)
+    assert not page.locator("#proposal-actions").is_visible()
+    send(page, "make the flag green", FLAG)  # the box field is empty after a reload: boxed again
+    page.wait_for_selector("#proposal-actions", state="visible", timeout=120_000)
+    _reload(page)
+    page.wait_for_selector("#proposal-actions", state="visible", timeout=30_000)
+    page.click("#discard")
+    page.wait_for_selector("#chat >> text=Discarded", timeout=30_000)
+    _reload(page)
+    page.wait_for_selector("#chat >> text=Discarded", timeout=30_000)
+    chat = page.inner_text("#chat")
+    assert chat.index("saved as version v2") < chat.index("make the flag green") < chat.index("Discarded")
+    assert not page.locator("#proposal-actions").is_visible()
+    assert [v.id for v in Store(real_app.home).versions(sid)] == [v.id for v in versions]  # the discard added none
+    page.screenshot(path=str(ARTIFACTS / "app-proposal-verdicts-after-reload.png"), full_page=True)
     assert not errors, errors
     page.close()

@@ -27,15 +27,9 @@ from costa.store import Store
 from costa.testing.calibration import FAKE_NOTE, fake_table, write_fake_calibration
 from costa.turn.vouching import consumed_region
 from costa.types import Box, EditState, Mask
+from tests.proposing import disc, propose, proposing_core
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _disc() -> np.ndarray:
-    img = np.full((72, 96, 3), 120, np.uint8)
-    yy, xx = np.mgrid[:72, :96]
-    img[(yy - 36) ** 2 + (xx - 48) ** 2 < 18**2] = (200, 30, 30)
-    return img
 
 
 def test_the_calibration_table_is_a_setting_and_the_suite_runs_on_the_fake_one(tmp_path: Path) -> None:
@@ -52,7 +46,7 @@ def test_consumed_region_is_the_masks_or_boxes_the_final_tool_works_on() -> None
     from costa.services import Services
 
     tools = Services(Settings(home=Path("."), calibration_table=fake_table())).tables.tools
-    image = _disc()
+    image = disc()
     m = np.zeros((72, 96), bool)
     m[10:20, 10:30] = True
     state = EditState(image, {"masks": (Mask(m),), "boxes": (Box(50, 5, 10, 10),)})
@@ -81,21 +75,20 @@ def test_a_session_turn_the_table_cannot_vouch_for_is_proposed_and_saves_no_vers
     )  # fmt: skip
     core = SessionCore(Services(Settings(home=tmp_path / "home", calibration_table=table)), Store(tmp_path / "s"))
     src = tmp_path / "disc.png"
-    Image.fromarray(_disc()).save(src)
+    Image.fromarray(disc()).save(src)
     sid = core.new_session(None).id
     core.upload(sid, None, src)
     before = core.store.versions(sid)
     opts = TurnOptions.validate(core.settings, None, None, "lazy", False)
-    view = [v for v, _ in core.run(core.prepare(sid, None, "make the object blue", opts, Pointing(box="26,14,44,44")))][
-        -1
-    ]
+    req = core.prepare(sid, None, "make the object blue", opts, Pointing(box="26,14,44,44"))
+    view = [v for v, _ in core.run(req)][-1]
     assert view.status == "proposed" and set(view.proposed) == {"s1"} and not view.done_subtasks
     assert "no real-photo evidence for recolor_" in view.proposed["s1"].reason
     assert view.subtask_state("s1") == "proposed" and view.result_version is None
     turn = core.store.turns(sid)[-1]
     assert turn.status == "proposed" and turn.summary["proposed"] == {"s1": view.proposed["s1"].reason}
     assert [v.id for v in core.store.versions(sid)] == [v.id for v in before]
-    assert np.array_equal(core.head(sid, None)[1], _disc())
+    assert np.array_equal(core.head(sid, None)[1], disc())
     core.close()
 
 
@@ -127,33 +120,12 @@ def test_removing_from_a_real_photo_exits_4_through_the_cli_and_writes_nothing(t
 # ------------------------------------------------------------------------------------- the pending proposal (B)
 
 
-def _proposing_core(tmp_path: Path) -> tuple[SessionCore, str]:
-    """A session core whose FAKE table cannot vouch for recolouring, and a session with the disc uploaded."""
-    table = write_fake_calibration(
-        tmp_path / "FAKE_no_recolour.csv",
-        leave_out=[("object_recoloration", "recolor_lab"), ("object_recoloration", "recolor_hsv")],
-    )
-    core = SessionCore(Services(Settings(home=tmp_path / "home", calibration_table=table)), Store(tmp_path / "s"))
-    src = tmp_path / "disc.png"
-    Image.fromarray(_disc()).save(src)
-    sid = core.new_session(None).id
-    core.upload(sid, None, src)
-    return core, sid
-
-
-def _propose(core: SessionCore, sid: str) -> object:
-    opts = TurnOptions.validate(core.settings, None, None, "lazy", False)
-    return [v for v, _ in core.run(core.prepare(sid, None, "make the object blue", opts, Pointing(box="26,14,44,44")))][
-        -1
-    ]
-
-
 def test_accepting_a_proposal_saves_it_as_the_current_version_and_records_the_verdict(tmp_path: Path) -> None:
     from costa.store.proposals import verdicts
 
-    core, sid = _proposing_core(tmp_path)
+    core, sid = proposing_core(tmp_path)
     upload = core.store.versions(sid)
-    view = _propose(core, sid)
+    view = propose(core, sid)
     pending = core.proposals.pending(sid, None)
     assert pending is not None and pending.id == view.proposal_id and pending.status == "pending"  # type: ignore[attr-defined]
     assert pending.image is not None and pending.image[36, 48, 2] > 150  # the disc turned blue, in the proposal
@@ -183,10 +155,10 @@ def test_discarding_a_proposal_leaves_image_and_history_and_records_the_verdict(
     from bench.real_tables import person_verdicts
     from costa.store.proposals import verdicts
 
-    core, sid = _proposing_core(tmp_path)
+    core, sid = proposing_core(tmp_path)
     with pytest.raises(InputError, match="nothing to discard"):
         core.proposals.discard(sid, None)  # nothing proposed yet
-    _propose(core, sid)
+    propose(core, sid)
     before, (head, image) = core.store.versions(sid), core.head(sid, None)
     decided = core.proposals.discard(sid, None)
     assert decided.version is None and [v.verdict for v in decided.verdicts] == ["discarded"]
@@ -204,8 +176,8 @@ def test_discarding_a_proposal_leaves_image_and_history_and_records_the_verdict(
 def test_a_new_turn_replaces_a_pending_proposal_without_a_verdict(tmp_path: Path) -> None:
     from costa.store.proposals import verdicts
 
-    core, sid = _proposing_core(tmp_path)
-    _propose(core, sid)
+    core, sid = proposing_core(tmp_path)
+    propose(core, sid)
     first = core.proposals.pending(sid, None)
     opts = TurnOptions.validate(core.settings, None, None, "lazy", False)
     view = [v for v, _ in core.run(core.prepare(sid, None, "Make the image brighter.", opts))][-1]
@@ -217,8 +189,8 @@ def test_a_new_turn_replaces_a_pending_proposal_without_a_verdict(tmp_path: Path
 
 
 def test_someone_elses_session_has_no_proposal_to_decide(tmp_path: Path) -> None:
-    core, sid = _proposing_core(tmp_path)
-    _propose(core, sid)
+    core, sid = proposing_core(tmp_path)
+    propose(core, sid)
     with pytest.raises(InputError):
         core.proposals.accept(sid, "mallory")
     assert core.proposals.pending(sid, None) is not None  # untouched
@@ -239,9 +211,9 @@ def test_a_proposed_segmentation_carries_the_mask_it_produced_not_the_box(tmp_pa
     plan = plan_with_rules("segment the object", services.tables.subtasks)
     assert [s.kind for s in plan.subtasks] == ["object_segmentation"]
     box = Box(20, 8, 56, 56)
-    events = list(run_turn(services, _disc(), plan, TurnConfig(reflect=False), UserRegion((box,))))
+    events = list(run_turn(services, disc(), plan, TurnConfig(reflect=False), UserRegion((box,))))
     (prop,) = [e for e in events if isinstance(e, SubtaskProposed)]
     yy, xx = np.mgrid[:72, :96]
-    disc = (yy - 36) ** 2 + (xx - 48) ** 2 < 18**2
-    assert prop.region is not None and (prop.region & disc).sum() / (prop.region | disc).sum() > 0.8, prop.tools
+    inside = (yy - 36) ** 2 + (xx - 48) ** 2 < 18**2
+    assert prop.region is not None and (prop.region & inside).sum() / (prop.region | inside).sum() > 0.8, prop.tools
     assert prop.region.sum() < 0.5 * box.w * box.h  # the mask, not the box it was found in

@@ -199,32 +199,18 @@ def test_stop_through_gradio_client_does_not_wait_for_the_tool(slow_app, tmp_pat
 def test_the_pages_stop_button_does_not_wait_for_the_tool(slow_app) -> None:
     """In headless Chromium: Send, then Stop while the slow tool runs: the chat says Stopped at once, the image and
     the gallery are unchanged, the instruction is kept, and the console has no errors."""
-    import shutil
-
-    sync_api = pytest.importorskip("playwright.sync_api")
-    from tests.test_app_browser import ARTIFACTS, CHROMIUM, FLAGS, ROOT
-
-    exe = str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium")
-    if exe is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    from tests.app_server import chromium, open_page, send, upload
+    from tests.test_app_browser import ARTIFACTS, ROOT
 
     def stored_versions() -> int:
         store = Store(slow_app.home)
         return sum(len(store.versions(s.id)) for s in store.sessions(None))
 
     before = stored_versions()
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        console: list[str] = []
-        page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: console.append(str(e)))
-        page.goto(slow_app.url)
-        page.wait_for_selector("#status >> text=Running on", timeout=60_000)
-        page.set_input_files("#current-image input[type=file]", str(ROOT / "assets" / "sale_sign.png"))
-        page.wait_for_selector("#slider img", timeout=30_000)
-        page.fill("#instruction textarea", REPLACE)
-        page.click("#send")
+    with chromium() as browser:
+        page, console = open_page(browser, slow_app.url, height=1000, console_errors=True)
+        upload(page, ROOT / "assets" / "sale_sign.png")
+        send(page, REPLACE)
         page.wait_for_selector(f"#chat >> text={slow_tools.SLOW_TOOL}", timeout=90_000)  # the slow call is running
         t0 = time.perf_counter()
         page.click("#stop")
@@ -245,7 +231,6 @@ def test_the_pages_stop_button_does_not_wait_for_the_tool(slow_app) -> None:
         assert page.locator("#current-image img").count() == 1
         assert stored_versions() == before
         assert not console, [e[:200] for e in console]
-        browser.close()
 
 
 # ---------------------------------------------------------------------------------- Stop during LLM requests

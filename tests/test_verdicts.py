@@ -16,51 +16,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
 
-from costa.config import Settings
 from costa.errors import InputError
-from costa.services import Services
-from costa.session import Pointing, SessionCore, TurnOptions
 from costa.store import Store
 from costa.store.proposals import session_proposals, verdicts
-from costa.testing.calibration import write_fake_calibration
 from costa.types import Mask
+from tests.proposing import BOX, edit, proposing_core
 
-BOX = "26,14,44,44"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _disc() -> np.ndarray:
-    img = np.full((72, 96, 3), 120, np.uint8)
-    yy, xx = np.mgrid[:72, :96]
-    img[(yy - 36) ** 2 + (xx - 48) ** 2 < 18**2] = (200, 30, 30)
-    return img
-
-
-def _core(tmp_path: Path) -> tuple[SessionCore, str]:
-    table = write_fake_calibration(
-        tmp_path / "FAKE_no_recolour.csv",
-        leave_out=[("object_recoloration", "recolor_lab"), ("object_recoloration", "recolor_hsv")],
-    )
-    core = SessionCore(Services(Settings(home=tmp_path / "home", calibration_table=table)), Store(tmp_path / "s"))
-    src = tmp_path / "disc.png"
-    Image.fromarray(_disc()).save(src)
-    sid = core.new_session(None).id
-    core.upload(sid, None, src)
-    return core, sid
-
-
-def _turn(core: SessionCore, sid: str, text: str, mode: str = "lazy", **pointing: object) -> object:
-    opts = TurnOptions.validate(core.settings, None, None, mode, False, str(pointing.pop("action", "")))
-    req = core.prepare(sid, None, text, opts, Pointing(**pointing))  # type: ignore[arg-type]
-    return [v for v, _ in core.run(req)][-1]
-
-
 def test_accept_and_discard_relabel_the_run_the_search_observed_without_counting_it_again(tmp_path: Path) -> None:
-    core, sid = _core(tmp_path)
+    core, sid = proposing_core(tmp_path)
     est = core.services.estimates
-    _turn(core, sid, "make the object blue", box=BOX)
+    edit(core, sid, "make the object blue", box=BOX)
     (sub,) = core.proposals.pending(sid, None).subtasks  # type: ignore[union-attr]
     key = (sub.tool, sub.kind)
     assert sub.quality is not None and 0.8 <= sub.quality <= 1.0  # the check quality the search recorded
@@ -68,7 +37,7 @@ def test_accept_and_discard_relabel_the_run_the_search_observed_without_counting
     (v,) = core.proposals.accept(sid, None).verdicts
     assert (v.verdict, v.quality, v.machine) == ("accepted", sub.quality, None)  # lazy: in memory only
     assert est._obs[key] == (runs, seconds, pytest.approx(q + 1.0 - sub.quality))  # relabelled: 1.0, same count
-    _turn(core, sid, "make the object green", box=BOX)
+    edit(core, sid, "make the object green", box=BOX)
     (sub2,) = core.proposals.pending(sid, None).subtasks  # type: ignore[union-attr]
     runs2, _, q2 = est._obs[(sub2.tool, sub2.kind)]
     before = est.get(sub2.tool, sub2.kind)[1]
@@ -82,8 +51,8 @@ def test_accept_and_discard_relabel_the_run_the_search_observed_without_counting
 def test_a_discarded_fast_slow_proposal_relabels_its_stored_run_and_fails_its_trace(tmp_path: Path) -> None:
     from costa.subroutines.observations import ObservationLog, StoredEstimates, machine_kind
 
-    core, sid = _core(tmp_path)
-    view = _turn(core, sid, "make the object blue", "fast-slow", box=BOX)
+    core, sid = proposing_core(tmp_path)
+    view = edit(core, sid, "make the object blue", "fast-slow", box=BOX)
     assert view.status == "proposed"  # type: ignore[attr-defined]
     (sub,) = core.proposals.pending(sid, None).subtasks  # type: ignore[union-attr]
     log = ObservationLog(core.store)
@@ -104,12 +73,12 @@ def test_a_discarded_fast_slow_proposal_relabels_its_stored_run_and_fails_its_tr
 
 
 def test_the_evaluator_rows_and_csv_list_each_proposal_with_its_verdict(tmp_path: Path) -> None:
-    core, sid = _core(tmp_path)
-    _turn(core, sid, "make the object blue", box=BOX)
+    core, sid = proposing_core(tmp_path)
+    edit(core, sid, "make the object blue", box=BOX)
     core.proposals.accept(sid, None)
-    _turn(core, sid, "make the object green", box=BOX)
+    edit(core, sid, "make the object green", box=BOX)
     core.proposals.discard(sid, None)
-    _turn(core, sid, "make the object yellow", box=BOX)  # still pending
+    edit(core, sid, "make the object yellow", box=BOX)  # still pending
     rows = core.proposals.rows(sid, None)
     assert [(r.turn_number, r.verdict) for r in rows] == [(1, "accepted"), (2, "discarded"), (3, "pending")]
     assert rows[0].when is not None and rows[2].when is None and rows[0].tool.startswith("recolor_")
@@ -126,10 +95,10 @@ def test_the_evaluator_rows_and_csv_list_each_proposal_with_its_verdict(tmp_path
 
 
 def test_refine_runs_the_proposal_again_with_new_pointing_and_records_it_refined(tmp_path: Path) -> None:
-    core, sid = _core(tmp_path)
+    core, sid = proposing_core(tmp_path)
     with pytest.raises(InputError, match="nothing to refine"):
         core.proposals.refining(sid, None, ((), "", None))
-    first = _turn(core, sid, "make the object blue", box=BOX)
+    first = edit(core, sid, "make the object blue", box=BOX)
     with pytest.raises(InputError, match="add a brush, more clicks or a box"):
         core.proposals.refining(sid, None, ((), "", None))  # no pointing at all
     with pytest.raises(InputError, match="add a brush, more clicks or a box"):
@@ -141,7 +110,7 @@ def test_refine_runs_the_proposal_again_with_new_pointing_and_records_it_refined
     brush[(yy - 36) ** 2 + (xx - 48) ** 2 < 16**2] = True
     text = core.proposals.refining(sid, None, ((), "", Mask(brush))).instruction
     assert text == "make the object blue"
-    again = _turn(core, sid, text, brush=Mask(brush), action="refine")
+    again = edit(core, sid, text, brush=Mask(brush), action="refine")
     assert again.status == "proposed"  # type: ignore[attr-defined]  # judged like any turn (still no evidence)
     old, new = session_proposals(core.store, sid)
     assert (old.status, old.refined_by, new.status) == ("refined", again.turn_id, "pending")  # type: ignore[attr-defined]
@@ -156,10 +125,10 @@ def test_refine_runs_the_proposal_again_with_new_pointing_and_records_it_refined
 
 
 def test_a_refine_with_nothing_pending_is_refused_before_a_turn_is_stored(tmp_path: Path) -> None:
-    core, sid = _core(tmp_path)
+    core, sid = proposing_core(tmp_path)
     turns = len(core.store.turns(sid))
     with pytest.raises(InputError, match="nothing to refine"):
-        _turn(core, sid, "make the object blue", box=BOX, action="refine")
+        edit(core, sid, "make the object blue", box=BOX, action="refine")
     assert len(core.store.turns(sid)) == turns and not core.busy(sid)
     core.close()
 
@@ -180,14 +149,14 @@ def test_bench_real_write_counts_a_homes_verdicts_only_when_asked(tmp_path: Path
     right and the discard as wrong in their context (the refine is no case) and writes the home's own table."""
     from costa.calibration import CALIBRATION_FILE, StepContext, load_calibration
 
-    core, sid = _core(tmp_path)
+    core, sid = proposing_core(tmp_path)
     home = tmp_path / "s"  # the store the session core wrote: a home whose verdicts the bench may read
-    _turn(core, sid, "make the object blue", box=BOX)
+    edit(core, sid, "make the object blue", box=BOX)
     core.proposals.accept(sid, None)
-    _turn(core, sid, "make the object green", box=BOX)
+    edit(core, sid, "make the object green", box=BOX)
     core.proposals.discard(sid, None)
-    _turn(core, sid, "make the object yellow", box=BOX)
-    _turn(core, sid, "make the object yellow", box="24,12,48,48", action="refine")
+    edit(core, sid, "make the object yellow", box=BOX)
+    edit(core, sid, "make the object yellow", box="24,12,48,48", action="refine")
     core.close()
     (v,) = {(x.kind, x.tool, x.content, x.region, x.pointing) for x in verdicts(Store(home)) if x.right is not None}
     ctx = StepContext(*v)

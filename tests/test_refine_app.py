@@ -9,13 +9,14 @@ from __future__ import annotations
 import csv
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from PIL import Image
 
-from costa.calibration import CALIBRATION_FILE
-from tests.app_server import AppServer, port_in, running_app
+from costa.store import Store
+from costa.store.proposals import pending_proposal
+from tests.app_server import AppServer, open_page, pixels, real_calibration_app, save_astronaut, send, upload
 from tests.test_app_browser import ARTIFACTS, browser  # noqa: F401  (the module's Chromium fixture)
 
 pytestmark = pytest.mark.slow
@@ -27,24 +28,13 @@ PROPOSED = "Proposed — have a look"
 
 @pytest.fixture(scope="module")
 def real_app(tmp_path_factory: pytest.TempPathFactory):
-    """The app judging passed steps by the REAL calibration table (the suite's FAKE one vouches for everything)."""
-    home = tmp_path_factory.mktemp("refine_home")
-    env = {"COSTA_CALIBRATION_TABLE": str(CALIBRATION_FILE)}
-    with running_app(home, extra_env=env, port=port_in(PORTS)) as server:
+    with real_calibration_app(tmp_path_factory.mktemp("refine_home"), PORTS) as server:
         yield server
 
 
 @pytest.fixture
 def astronaut(tmp_path: Path) -> Path:
-    from skimage import data
-
-    path = tmp_path / "astronaut.png"
-    Image.fromarray(data.astronaut()).save(path)
-    return path
-
-
-def _pixels(path: str) -> np.ndarray:
-    return np.asarray(Image.open(path).convert("RGB")).astype(int)
+    return save_astronaut(tmp_path / "astronaut.png")
 
 
 def test_the_api_refines_a_proposal_with_a_new_box(real_app: AppServer, astronaut: Path) -> None:
@@ -61,7 +51,7 @@ def test_the_api_refines_a_proposal_with_a_new_box(real_app: AppServer, astronau
     image, again = c.predict(sid, TIGHTER, "", None, api_name="/refine")
     assert again["status"] == "proposed" and again["turn_id"] != first["turn_id"]  # judged like any turn
     assert again["proposal"]["subtasks"][0]["context"]["pointing"] == "box"
-    changed = np.abs(_pixels(image) - _pixels(str(astronaut))).max(axis=2) > 30
+    changed = np.abs(pixels(image) - pixels(str(astronaut))).max(axis=2) > 30
     assert changed[:170, :100].mean() > 0.2 and not changed[:, 110:].any()  # recoloured inside the tighter box only
     history = c.predict(sid, api_name="/history")
     assert [v["kind"] for v in history["versions"]] == ["upload"]  # refining saves nothing
@@ -73,6 +63,43 @@ def test_the_api_refines_a_proposal_with_a_new_box(real_app: AppServer, astronau
     rows = list(csv.DictReader(Path(c.predict(sid, api_name="/scores_csv")).read_text().splitlines()))
     verdicts = [r["verdict"] for r in rows if r["record"] == "verdict"]
     assert verdicts == ["refined", "accepted"]  # the first proposal refined, the refined run's accepted
+
+
+def test_refine_takes_alpha_threshold_and_mode_and_refuses_bad_ones(real_app: AppServer, astronaut: Path) -> None:
+    """/refine's optional α, threshold and mode replace the proposal turn's (checked by `TurnOptions.validate`, as
+    /edit's are): a bad one is refused with its name and value and nothing changes; none given: the turn's own."""
+    from gradio_client import Client, handle_file
+
+    c = Client(real_app.url, verbose=False)
+    sid = c.predict(api_name="/new_session")
+    _, first = c.predict(sid, handle_file(str(astronaut)), "make the flag blue", 1.0, 0.8, FLAG, "", api_name="/edit")
+    assert first["status"] == "proposed"
+    store = Store(real_app.home)
+    pending = pending_proposal(store, sid)
+    bad = [
+        ((2.5, None, ""), r"Alpha must be a number in \[0, 2\], got 2\.5"),
+        ((-0.1, None, ""), r"Alpha must be a number in \[0, 2\], got -0\.1"),
+        ((None, 1.5, ""), r"Threshold must be a number in \[0, 1\], got 1\.5"),
+        ((None, None, "fastest"), r"Mode must be one of eager, fast-slow, lazy, got 'fastest'"),
+    ]
+    for overrides, message in bad:
+        with pytest.raises(Exception, match=message):
+            c.predict(sid, TIGHTER, "", None, *overrides, api_name="/refine")
+    assert [t.id for t in store.turns(sid)] == [first["turn_id"]]  # nothing ran, nothing was recorded
+    assert pending_proposal(store, sid).id == pending.id  # type: ignore[union-attr]  # still the one waiting
+    _, again = c.predict(sid, TIGHTER, "", None, 0.4, 0.6, "eager", api_name="/refine")
+    assert again["status"] == "proposed"
+    assert _options(store, sid, again["turn_id"]) == (0.4, 0.6, "eager")
+    assert store.turn(sid, again["turn_id"]).params["action"] == "refine"
+    _, third = c.predict(sid, "0,0,110,175", "", None, None, 0.7, "", api_name="/refine")  # α and mode: the turn's
+    assert _options(store, sid, third["turn_id"]) == (0.4, 0.7, "eager")
+    _, fourth = c.predict(sid, FLAG, "", None, api_name="/refine")  # a call from before the overrides existed
+    assert fourth["status"] == "proposed" and _options(store, sid, fourth["turn_id"]) == (0.4, 0.7, "eager")
+
+
+def _options(store: Store, sid: str, turn_id: int) -> tuple[object, object, object]:
+    params = store.turn(sid, turn_id).params
+    return params["alpha"], params["threshold"], params["mode"]
 
 
 def _proposals_shown(page: object) -> int:
@@ -93,18 +120,9 @@ def test_refine_in_the_browser_runs_again_with_the_new_box_and_the_evaluator_lis
     browser,  # noqa: F811
     astronaut: Path,
 ) -> None:
-    page = browser.new_page(viewport={"width": 1400, "height": 1100})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(real_app.url)
-    page.wait_for_selector("#status >> text=Running on", timeout=60_000)
-    page.set_input_files("#current-image input[type=file]", str(astronaut))
-    page.wait_for_selector("#slider img", timeout=30_000)
-    box = page.get_by_label("Target box x,y,w,h (optional)")
-    box.fill(FLAG)
-    box.blur()
-    page.fill("#instruction textarea", "make the flag blue")
-    page.press("#instruction textarea", "Enter")
+    page, errors = open_page(browser, real_app.url)
+    upload(page, astronaut)
+    send(page, "make the flag blue", FLAG)
     page.wait_for_selector("#proposal-actions", state="visible", timeout=120_000)
     assert page.locator("#refine").is_visible() and "Refine" in page.inner_text("#chat")
     ARTIFACTS.mkdir(exist_ok=True)
@@ -114,10 +132,29 @@ def test_refine_in_the_browser_runs_again_with_the_new_box_and_the_evaluator_lis
     page.wait_for_selector("text=add a brush, more clicks or a box", timeout=30_000)
     assert _proposals_shown(page) == 1 and page.locator("#proposal-actions").is_visible()
 
+    # A slow network holds the next Refine's request back, so it is still pending when the person boxes the flag
+    # more tightly and clicks Refine again: that click must wait for it, then run (with Gradio's default trigger
+    # mode "once" the page dropped it without a word; the test used to sleep 1.5 s to stay clear of that)
+    held: list[Any] = []
+
+    def hold_the_first(route: Any) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route("**/queue/join*", hold_the_first)
+    page.click("#refine")  # pending: its request is held (refused once it arrives: nothing new pointed)
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(100)
+    assert len(held) == 1, "the Refine click sent no request"
+    box = page.get_by_label("Target box x,y,w,h (optional)")
     box.fill(TIGHTER)
-    box.blur()
-    page.wait_for_timeout(1500)  # let the box's blur event settle first (a click racing it once never ran)
-    page.click("#refine")
+    page.click("#refine")  # while the first is pending
+    held[0].continue_()
+    page.unroute("**/queue/join*")
     try:
         _wait_for(lambda: _proposals_shown(page) >= 2, 120, "the refined run's proposal")
     except AssertionError:

@@ -136,6 +136,10 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         clicks_in = gr.Textbox(label="clicks")
         brush_in = gr.File(label="brush", type="filepath")
         mode_in = gr.Textbox(label="mode", value="lazy")
+        # /refine's optional overrides: empty by default (the proposal turn's own values), not the settings' defaults
+        alpha_or_turns = gr.Number(label="alpha", value=None)
+        threshold_or_turns = gr.Number(label="threshold", value=None)
+        mode_or_turns = gr.Textbox(label="mode", value="")
         version_id_in = gr.Number(label="version_id", precision=0)
         turn_id_in = gr.Number(label="turn_id", precision=0)
         subtask_id_in = gr.Textbox(label="subtask_id")
@@ -169,7 +173,13 @@ def add_api(core: SessionCore, owner_of: Callable[[Any], str | None]) -> None:
         (branch, [session_id_in, version_id_in], [out_image, out_report], "branch", {}),
         (accept, [session_id_in], [out_image, out_report], "accept", {}),
         (discard, [session_id_in], [out_image, out_report], "discard", {}),
-        (refine, [session_id_in, box_in, clicks_in, brush_in], [out_image, out_report], "refine", gpu),
+        (
+            refine,
+            [session_id_in, box_in, clicks_in, brush_in, alpha_or_turns, threshold_or_turns, mode_or_turns],
+            [out_image, out_report],
+            "refine",
+            gpu,
+        ),
         (
             score,
             [session_id_in, turn_id_in, subtask_id_in, score_in, comment_in, evaluator_in],
@@ -309,27 +319,36 @@ def _turn_endpoints(core: SessionCore, owner_of: Callable[[Any], str | None]) ->
 
     @short_errors
     def refine(
-        session_id: str, box: str | None, clicks: str | None, request: gr.Request, brush: str | None = None
+        session_id: str,
+        box: str | None,
+        clicks: str | None,
+        request: gr.Request,
+        brush: str | None = None,
+        alpha: float | None = None,  # these three last and defaulted: calls from before they existed keep working
+        threshold: float | None = None,
+        mode: str | None = None,
     ) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Refine the session's pending proposal: run its instruction again on the current image with new pointing
-        (its turn's α, threshold and mode); the old proposal is recorded as refined (neither accepted nor
-        discarded) and the new result is judged like any turn. Streams the report, then the image, as /edit.
-        No proposal waiting, or no new pointing (the proposal's own): an error, nothing changes.
+        (its turn's α, threshold and mode unless given); the old proposal is recorded as refined, the new result
+        judged like any turn; streams as /edit. No proposal waiting, no new pointing, a bad value: an error, no change.
 
         Args:
             session_id: from new_session.
             box: target region "x,y,w,h" in pixels; may be empty.
             clicks: target clicks "x,y;x,y" in pixels; may be empty.
             brush: a brush mask image (PNG) of the image's size, white = the region to edit; may be empty.
+            alpha: cost/quality trade-off in [0, 2]; empty: the proposal turn's.
+            threshold: quality each checked step must reach, in [0, 1]; empty: the proposal turn's.
+            mode: "lazy", "eager" or "fast-slow"; empty: the proposal turn's.
         """
         owner = owner_of(request)
         current = head(session_id, owner)
         points = parse_clicks(clicks)
         mask = read_brush(brush, current.shape[1], current.shape[0]) if brush and current is not None else None
         turn = core.proposals.refining(session_id, owner, (points, box or "", mask))
-        params = turn.params
-        opts = TurnOptions.validate(settings, params.get("alpha"), params.get("threshold"), params.get("mode"),
-                                    params.get("reflect"), "refine")  # fmt: skip
+        p = turn.params
+        a, th = (p.get(k) if v is None else v for k, v in (("alpha", alpha), ("threshold", threshold)))
+        opts = TurnOptions.validate(settings, a, th, mode or p.get("mode"), p.get("reflect"), "refine")
         req = core.prepare(session_id, owner, turn.instruction, opts, Pointing(points, box or "", mask))
         yield from stream(req, session_id, owner)
 
@@ -404,6 +423,7 @@ c.predict(sid, 2, api_name="/branch")                 # make version 2 current; 
 if report["status"] == "proposed":                    # costa cannot vouch for it: look at `image`, then decide
     image, history = c.predict(sid, api_name="/accept")  # or "/discard", or point again and run it once more:
     # image, report = c.predict(sid, "40,30,120,90", "", None, api_name="/refine")   # box, clicks, brush
+    # ... then, optionally, alpha, threshold and mode (None / "": the proposal turn's): ..., None, 0.5, 0.9, "eager"
 c.predict(sid, report["turn_id"], "s1", 1.0, "looks right", "alice", api_name="/score")
 image_file, bundle_zip = c.predict(sid, api_name="/export")
 ```
@@ -421,7 +441,7 @@ why): the image returned is the proposal, not yet a version — `/accept` saves 
 | `/undo`, `/redo` | session_id | current image, history |
 | `/branch` | session_id, version_id | current image, history |
 | `/accept`, `/discard` | session_id | current image, history and what was decided; an error when no proposal waits |
-| `/refine` | session_id, box, clicks, brush | it run again with this pointing (the old one: refined): image, report |
+| `/refine` | session_id, box, clicks, brush (+ alpha, threshold, mode) | run again with this pointing: image, report |
 | `/score` | session_id, turn_id, subtask_id, score (0, 0.1 … 0.9, 1), comment, evaluator | accuracies |
 | `/export` | session_id | current image (PNG), reproducibility bundle (zip) |
 | `/scores_csv` | session_id | evaluator scores (CSV) |

@@ -387,6 +387,8 @@ def wire_edit(tab: EditTab, page: Page, browser: Any, everything: list[Any]) -> 
     tab.discard.click(decide(False), [ui], everything, **PRIVATE)
 
     refine_in = [ui, tab.alpha, tab.threshold, tab.box, tab.mode, tab.reflect]
-    tab.refine.click(PV.refine_handler(core, on_send), refine_in, everything, **gpu, **quiet).then(
-        on_predict, predict_in, everything, **quiet
-    )
+    # "always_last": a click while the last Refine is still finishing (a refused one ends some 0.1–0.7 s after its
+    # toast) runs once that ends, with the pointing shown then; the default "once" dropped it without a word
+    tab.refine.click(
+        PV.refine_handler(core, on_send), refine_in, everything, trigger_mode="always_last", **gpu, **quiet
+    ).then(on_predict, predict_in, everything, **quiet)

@@ -149,21 +149,25 @@ def _merged_note(old: str, kinds: frozenset[str], new: str) -> str:
 
 def write_tables(steps: Sequence[Any], n_cases: int, args: argparse.Namespace) -> Path:
     """Write the calibration table (where `args` say) and, with the shipped one, the reflection votes; return the
-    calibration's path. With `--kinds`, only the rows of those kinds are regenerated: every other kind's rows are
-    kept as the table had them, and the note says which kinds this run rewrote."""
+    calibration's path. With `--kinds`, the shipped table's rows of those kinds are regenerated and every other
+    kind's rows kept as the table had them (the note says which kinds this run rewrote from what); a table with a
+    home's verdicts or written with `--out` is always the run's own."""
     from costa.calibration import CALIBRATION_FILE, format_calibration, load_calibration
 
     home = verdicts_home(args)
     verdicts = person_verdicts(home) if home is not None else []
-    kinds = rewritten_kinds([k for k in args.kinds.split(",") if k])
     out = Path(args.out).expanduser() if args.out else (home / "calibration.csv" if home else CALIBRATION_FILE)
-    old = load_calibration(out if out.is_file() else None)
-    rows = calibration_rows(steps, [v for v in verdicts if kinds is None or v.context.kind in kinds])
+    # Only the shipped table is rewritten in part: a home's table (or one written elsewhere) is always the run's own,
+    # so a person's verdict is never counted twice or dropped by a partial run.
+    partial = out.resolve() == CALIBRATION_FILE.resolve() and home is None
+    kinds = rewritten_kinds([k for k in args.kinds.split(",") if k]) if partial else None
+    old = load_calibration()
+    rows = calibration_rows(steps, verdicts)
     where = f"and {len(verdicts)} person verdicts from {home}" if home is not None else "alone (no person verdicts)"
     note = f"From {n_cases} dev cases ({len(steps)} subtasks) {where}."
     if kinds is not None:
         rows += [r for c, r in old.rows.items() if c.kind not in kinds]
-        note = _merged_note(_note(out if out.is_file() else CALIBRATION_FILE), kinds, note)
+        note = _merged_note(_note(CALIBRATION_FILE), kinds, note)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(format_calibration(old.min_cases, rows, note), encoding="utf-8")
     print(f"wrote {out} ({len(rows)} contexts; {note})")

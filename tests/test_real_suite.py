@@ -206,22 +206,31 @@ def test_auc_and_calibration_rows() -> None:
     assert len(rows) == 1 and (rows[0].cases, rows[0].right, rows[0].source) == (2, 1, "bench")
 
 
-def test_a_write_with_kinds_rewrites_only_their_rows(tmp_path: Path) -> None:
+def test_a_write_with_kinds_rewrites_only_their_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`bench real --write --kinds deblur`: the deblurring rows come from this run, every other row stays as the
     table had it, and the note says what was rewritten from what."""
     import argparse
 
     from bench.real_tables import write_tables
+    from costa import calibration
     from costa.calibration import load_calibration
 
     shipped = load_calibration()
+    out = tmp_path / "calibration.csv"
+    out.write_text(calibration.CALIBRATION_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(calibration, "CALIBRATION_FILE", out)  # the shipped table, in a copy
+    from costa.reflect import votes
+
+    shipped_votes = votes.load_votes()
+    votes_out = tmp_path / "reflection_votes.csv"
+    votes_out.write_text(votes.VOTES_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(votes, "VOTES_FILE", votes_out)  # and the shipped votes, in a copy
     steps = [
         StepRun(f"c{i}", "dev", "deblur", "image_deblurring", "unsharp_deblur", "proposed", i != 0, "", "photo",
                 "none", "none")
         for i in range(30)
     ]  # fmt: skip
-    out = tmp_path / "calibration.csv"
-    write_tables(steps, 30, argparse.Namespace(kinds="deblur", out=str(out), verdicts=None))
+    write_tables(steps, 30, argparse.Namespace(kinds="deblur", out="", verdicts=None))
     got = load_calibration(out)
     assert {c: r for c, r in got.rows.items() if c.kind != "image_deblurring"} == {
         c: r for c, r in shipped.rows.items() if c.kind != "image_deblurring"
@@ -229,6 +238,8 @@ def test_a_write_with_kinds_rewrites_only_their_rows(tmp_path: Path) -> None:
     deblur = [r for c, r in got.rows.items() if c.kind == "image_deblurring"]
     assert [(r.context.tool, r.cases, r.right) for r in deblur] == [("unsharp_deblur", 30, 29)]
     assert "Then image_deblurring rewritten from 30 dev cases (30 subtasks)" in out.read_text(encoding="utf-8")
+    kept = {k: r for k, r in votes.load_votes(votes_out).rows.items() if k[2] != "image_deblurring"}
+    assert kept == {k: r for k, r in shipped_votes.rows.items() if k[2] != "image_deblurring"}
 
 
 def _bench(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -332,7 +332,12 @@ def findable_by(family: str, target: str | None) -> bool:
 
 def ground_advice(target: str | None) -> str:
     """The sentence that tells the user what would ground `target` when the embedded grounders cannot."""
-    what = f"'{target.strip()}'" if target and target.strip() else "the object"
+    if not (target and target.strip()):  # "blur the background", "remove the background": the kept thing unnamed
+        return (
+            "To say what the main subject is, click on it or draw a box or brush over it (CLI: --point x,y or --box "
+            "x,y,w,h)"
+        )
+    what = f"'{target.strip()}'"
     return (
         f"To edit {what}, click on it or draw a box around it (CLI: --point x,y or --box x,y,w,h); finding {what} by "
         "name needs the neural backend's open-vocabulary detector (Grounding DINO; `costa doctor` says what it needs)"

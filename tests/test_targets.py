@@ -208,3 +208,14 @@ def test_a_box_taken_for_the_object_fails_the_recolour_check_and_its_outline_pas
         assert (v.quality >= 0.8) is passes, v.reasons
         if not passes:
             assert any("a box, not its outline" in r for r in v.reasons), v.reasons
+
+
+def test_the_advice_for_an_unnamed_subject_asks_to_point_at_it_not_to_name_it() -> None:
+    """A subtask such as "blur the background" names nothing: when no embedded tool finds its subject, the advice
+    says to point at the main subject; it does not talk of 'the person' or of finding something by name."""
+    from costa.targets import ground_advice
+
+    unnamed = ground_advice(None)
+    assert "main subject" in unnamed and "by name" not in unnamed and "person" not in unnamed
+    named = ground_advice("the tower")
+    assert "'the tower'" in named and "by name" in named

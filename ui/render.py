@@ -234,9 +234,10 @@ def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]
 
 def pointing_hint(view: TurnView, sid: str) -> str:
     assert view.plan is not None
-    target = view.plan.by_id(sid).target or "the object"
+    target = view.plan.by_id(sid).target
+    what = f"**'{target}'**" if target else "the main subject"  # "blur the background": what it keeps is unnamed
     return (
-        f"this machine cannot find **'{target}'** by itself. Click on it in the image (one click picks the region "
+        f"this machine cannot find {what} by itself. Click on it in the image (one click picks the region "
         "around the click; two clicks span a box), paint over it with the brush, or type a box x,y,w,h, then press "
         "Send again."
     )

@@ -87,7 +87,7 @@ class HogPeopleDetector(Tool):
             )
         people = detect_people(self._hog, state.image, hit_threshold, upscale, max_side)
         if not people:
-            raise GroundingError("no person found in the image", ground_advice(subtask.target or "the person"))
+            raise GroundingError("no person found in the image", ground_advice(subtask.target))
         people = verified_boxes(self.spec.id, "person", people, subtask.target, state)
         return ToolOutput(
             artifacts={"boxes": people},

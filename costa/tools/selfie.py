@@ -108,7 +108,7 @@ class SelfiePeopleSegmenter(LiteRtTool):
         prob = person_probability(self.model(), state.image, int_param(params, "tiles"))
         pieces = person_pieces(prob, float_param(params, "threshold"), float_param(params, "min_share"))
         if not pieces:
-            raise GroundingError("no person found in the image", ground_advice(subtask.target or "the person"))
+            raise GroundingError("no person found in the image", ground_advice(subtask.target))
         return pieces
 
     def _chosen(

@@ -5,15 +5,13 @@ screen for the next instruction. The API's side is bench/faults_defects.py's gro
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.app_server import running_app
-from tests.test_app_browser import CHROMIUM, FLAGS
+from tests.app_server import chromium, open_page, running_app
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,18 +36,9 @@ def _wait_turns(home: Path, n: int, seconds: float = 90) -> None:
 
 
 def test_a_page_upload_is_stored_only_when_a_turn_keeps_it(tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    chromium = CHROMIUM if CHROMIUM.exists() else shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
     home = tmp_path / "home"
-    with running_app(home) as app, sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(chromium), args=FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(app.url)
-        page.wait_for_selector("#status >> text=Running on", timeout=60_000)
+    with running_app(home) as app, chromium() as browser:
+        page, errors = open_page(browser, app.url, height=1000)
 
         page.set_input_files("#current-image input[type=file]", str(ROOT / "assets" / "sale_sign.png"))
         page.wait_for_selector("#slider img", timeout=30_000)  # shown before any turn
@@ -75,4 +64,3 @@ def test_a_page_upload_is_stored_only_when_a_turn_keeps_it(tmp_path: Path) -> No
         page.wait_for_selector("#prediction >> text=Prediction at α = 1", timeout=30_000)
         assert _stored(home)[0] == 2, "a clicked example was stored before any turn"
         assert not errors, errors
-        browser.close()

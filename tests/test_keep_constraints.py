@@ -91,3 +91,33 @@ def test_a_kept_thing_no_tool_can_locate_is_reported_and_the_edit_still_runs(sce
     assert "could not locate the trees (to keep unchanged)" in r.stdout + r.stderr, r.stdout + r.stderr
     assert "is not verified" in r.stdout + r.stderr
     assert out.is_file() and not np.array_equal(_img(out), _img(scene))  # the sky was still recoloured
+
+
+def test_the_page_shows_a_located_kept_thing_as_kept_not_as_failed(scene: Path, tmp_path: Path) -> None:
+    """The keep step edits nothing and ends no edit's path: after the turn it is 'kept' (🔒, 'Located, to keep as
+    it is'), not '❌ Not done' as the page said of the astronaut before. Through the real turn and the page's
+    renderer."""
+    import os
+
+    from costa.agent import run_turn
+    from costa.config import Settings
+    from costa.services import Services
+    from costa.session.view import TurnView
+    from costa.turn.records import TurnConfig
+    from ui import render as R
+
+    text = "make the image darker but keep the red square unchanged"
+    plan = plan_with_rules(text)
+    keep = next(s.id for s in plan.subtasks if s.params.get("role") == "keep")
+    env = {**os.environ, "COSTA_HOME": str(tmp_path / "home")}
+    services = Services(Settings.from_env(env))
+    view = TurnView(text, {})
+    for ev in run_turn(services, _img(scene).astype(np.uint8), plan, TurnConfig(reflect=False)):
+        view.apply(ev)
+    assert view.subtask_state(keep) == "kept"
+    edit = next(s.id for s in plan.subtasks if s.id != keep)
+    assert view.subtask_state(edit) in ("done", "proposed")
+    (msg,) = [m for m in R.chat_messages(view) if m.get("metadata", {}).get("id", "").endswith(f"-{keep}")]
+    assert msg["metadata"]["title"].startswith("🔒") and "Located, to keep as it is" in msg["content"]
+    assert "Not done" not in msg["content"]
+    assert "located: kept unchanged" in R.tree_markdown(view)

@@ -159,6 +159,7 @@ _STATE_ICONS = {
     "stopped": "⏹️",
     "unverified": "🎯",
     "proposed": "🔍",
+    "kept": "🔒",
 }
 
 
@@ -198,6 +199,11 @@ def _subtask_messages(view: TurnView, tid: str, sid: str) -> list[dict[str, Any]
         body = "Not done: no tool path for this subtask passed its checks." if rows else "Not done."
         if sid in view.needs_pointing:
             body = "📍 **Point at the target**: " + pointing_hint(view, sid) + "\n\n" + body
+    elif state == "kept":
+        body = (
+            "Located, to keep as it is: every edit of this turn leaves it unchanged (its pixels are put back after "
+            "each tool, and each edit's check verifies it)."
+        )
     elif state == "stopped":
         body = "Stopped before this subtask finished."
     elif state == "proposed":
@@ -389,10 +395,12 @@ def tree_markdown(view: TurnView | None) -> str:
             detail = "<br/>proposed: have a look"
         elif state == "skipped":
             detail = "<br/>no ready tool"
+        elif state == "kept":
+            detail = "<br/>located: kept unchanged"
         elif state == "running":
             detail = "<br/>running…"
         label = esc(subtask_title(plan, s.id, view.names), 56)
-        lines.append(f'  {ids[s.id]}["{label}{detail}"]:::{"done" if state == "done" else state}')
+        lines.append(f'  {ids[s.id]}["{label}{detail}"]:::{"done" if state in ("done", "kept") else state}')
     for i, u in enumerate(plan.unsupported):
         lines.append(f'  u{i}["unsupported: {esc(u.text, 40)}"]:::unsupported')
         lines.append(f"  I -.-> u{i}")

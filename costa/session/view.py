@@ -322,8 +322,18 @@ class TurnView:
         if any(c.subtask_id == sid and c.passed is None and not c.dropped for c in self.calls):
             return "running" if self.status == "searching" else "pending"
         if self.status in ("failed", "partial", "done", "unverified", "proposed"):
-            return "failed"
+            return "kept" if self._located_to_keep(sid) else "failed"
         return "pending"
+
+    def _located_to_keep(self, sid: str) -> bool:
+        """Whether `sid` locates what the instruction keeps unchanged ("… but keep the person unchanged") and found
+        it: such a step edits nothing and ends no path of the edits, so it is neither done nor failed."""
+        from costa.turn.kept import KEEP_ROLE
+
+        if self.plan is None or sid not in {s.id for s in self.plan.subtasks}:
+            return False
+        keeps = self.plan.by_id(sid).params.get("role") == KEEP_ROLE
+        return keeps and any(c.subtask_id == sid and c.passed for c in self.calls)
 
 
 def is_tool_event(ev: E.Event | None) -> bool:

@@ -160,8 +160,9 @@ class Evidence:
     value: str
     detail: str = ""
     #: Whether another attempt of the same tool (other parameters) could verify it. A class no detector vouches for
-    #: and one click with no outline of its own to compare with cannot be mended by a retry: the search drops the
-    #: tool at once instead of paying for its other attempts.
+    #: (the colour and salient grounders say so where they record it) and one click with no outline of its own to
+    #: compare with cannot be mended by a retry: the search drops the tool at once instead of paying for its other
+    #: attempts.
     retryable: bool = True
 
     def describe(self) -> str:

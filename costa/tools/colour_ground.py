@@ -322,7 +322,10 @@ def _verification(tool: str, thing: TargetPhrase, found: _Found, pointed_by_user
     elif not thing.colour_is_enough:
         missing.append(
             Evidence(
-                "class", thing.noun, f"the colour grounder sees colour only: nothing checked that it is a {thing.noun}"
+                "class",
+                thing.noun,
+                f"the colour grounder sees colour only: nothing checked that it is a {thing.noun}",
+                retryable=False,  # no parameter makes a colour into a car
             )
         )
     unchecked = (Evidence("qualifier", thing.qualifier),) if thing.qualifier else ()

@@ -101,7 +101,8 @@ class U2NetSalientMasker(_Salient):
         keep = np.nonzero(areas >= keep_share * areas.max())[0]
         mask = np.isin(labels, keep)
         target = (subtask.target or "").strip()
-        missing = (Evidence("class", target, "U²-Net-p finds the most salient object, not a class"),) if target else ()
+        no_class = Evidence("class", target, "U²-Net-p finds the most salient object, not a class", retryable=False)
+        missing = (no_class,) if target else ()
         record = Verification(self.spec.id, target, (), missing)
         return ToolOutput(
             artifacts={"masks": (Mask(mask, target or "salient object", 1.0, record),)},

@@ -202,7 +202,7 @@ class StepExecutor:
             return None
         # Not verified: no edit of it will be accepted, so none is paid for; the candidate is kept to show.
         self.unverified.setdefault(subtask.id, (record, candidate))
-        final = any(e.aspect == "class" or not e.retryable for e in record.missing)  # no parameter makes a car
+        final = any(not e.retryable for e in record.missing)
         if final:
             self.refused[(node.tool, subtask.id)] = f"target not verified ({record.summary()})"
         why = f"{node.tool}: target not verified — {record.summary()}" + (f"; {NOT_RETRIED}" if final else "")

@@ -124,3 +124,50 @@ def test_the_page_names_a_session_as_its_exported_files_do() -> None:
     assert name in core.versions.scores_csv(s.id, None).name
     assert core.choices(None, [s.id], s.id)[0][0].startswith(name)
     core.close()
+
+
+@pytest.mark.slow
+def test_a_turn_that_changes_nothing_still_has_a_card_with_the_photo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EditEval's "Add a red car …" is skipped on the CPU build and "sing a song" plans nothing: neither turn keeps a
+    version of its own. Their cards show the task's photo as before and after (the queue used to refuse to open,
+    naming the item id to the evaluator), and a second turn after them edits that photo."""
+    import json
+
+    from costa.images import load_image
+
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "ball.png").write_bytes((ROOT / "assets" / "red_ball.png").read_bytes())
+    tasks = [
+        {"id": "add", "image": "ball.png", "turns": ["add a red car on the road"]},
+        {"id": "nothing", "image": "ball.png", "turns": ["sing me a song", "make the photo brighter"]},
+    ]
+    (folder / "tasks.json").write_text(json.dumps({"tasks": tasks}))
+    home = tmp_path / "home"
+    assert costa(home, "create", "n", "--tasks", str(folder / "tasks.json"), "--conditions", "reflect=off",
+                 "--evaluators", "ann").returncode == 0  # fmt: skip
+    assert costa(home, "run", "n").returncode == 0
+    monkeypatch.setenv("COSTA_HOME", str(home))
+    from costa.campaign.desk import CampaignDesk, pair_for_slider
+    from costa.config import Settings
+    from costa.services import Services
+    from costa.session.core import SessionCore
+
+    desk = CampaignDesk(SessionCore(Services(Settings.from_env())))
+    photo = load_image((folder / "ball.png").read_bytes(), 10**8)
+    shown, _ = pair_for_slider(photo, photo)
+    queue = desk.queue("n", "ann")
+    assert len(queue) == 3, queue
+    brighter = 0
+    for k in range(len(queue)):
+        card = desk.card("n", "ann", k)
+        assert card is not None
+        assert np.array_equal(card.before, shown), card.description  # the task's photo, as stored
+        if "bright" in card.description.lower():
+            assert card.after.mean() > card.before.mean() + 3
+            brighter += 1
+        else:
+            assert np.array_equal(card.after, card.before), card.description  # nothing changed: after = before
+    assert brighter == 1

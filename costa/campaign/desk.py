@@ -167,7 +167,10 @@ class CampaignDesk:
     def _images(self, session_id: str | None, unit: Unit) -> tuple[np.ndarray, np.ndarray]:
         store = self.core.store
         if session_id is None or unit.before_version is None:
-            raise InputError(f"item {unit.item_id} has no stored images")
+            # no id in the message: the evaluator's page must not name items (blind scoring)
+            raise InputError(
+                "this subtask's images were not stored (run with an older costa): ask the admin to run it again"
+            )
         before = store.load_image(store.version(session_id, unit.before_version))
         after_v = unit.after_version if unit.after_version is not None else unit.before_version
         after = store.load_image(store.version(session_id, after_v))

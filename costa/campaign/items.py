@@ -17,7 +17,7 @@ from typing import Any
 
 from costa.campaign.records import Campaign, Item, Unit
 from costa.campaign.tasks import Task, TurnSpec
-from costa.errors import InputError
+from costa.errors import InputError, StorageError
 
 #: A turn's result as evaluators see it when nothing was saved: the image before the turn, unchanged.
 STOPPED = "stopped"
@@ -60,10 +60,16 @@ def _describe(name: str, target: str | None, result: str | None) -> str:
     return text
 
 
-def turn_units(core: Any, session_id: str, item_id: str, number: int, spec: TurnSpec, view: Any) -> list[Unit]:
-    """The units of one finished turn: its planned subtasks, its unsupported parts, or the turn when unplanned."""
+def turn_units(
+    core: Any, session_id: str, item_id: str, number: int, spec: TurnSpec, view: Any, head: int | None = None
+) -> list[Unit]:
+    """The units of one finished turn: its planned subtasks, its unsupported parts, or the turn when unplanned.
+
+    `head` is the session's current version before the turn: the image an evaluator sees as "before" (and "after")
+    for a turn that kept no record of its own (refused before it ran, or nothing to run), so that every unit can be
+    shown."""
     turn = core.store.turn(session_id, view.turn_id) if view.turn_id is not None else None
-    base = turn.base_version if turn is not None else None
+    base = turn.base_version if turn is not None and turn.base_version is not None else head
     final = turn.result_version if turn is not None and turn.result_version is not None else base
     per_subtask = {
         v.subtask_id: v.id
@@ -125,19 +131,23 @@ def run_item(
     )
     session_id = core.new_session(owner).id
     on_session(session_id)
-    upload = core.read_upload(task.image, task.image.name)
+    # The task's photo is stored before the first turn (not only when a turn keeps a version, as the page does):
+    # every unit needs a "before" an evaluator can see, also a turn that changes nothing.
+    core.upload(session_id, owner, task.image, task.image.name)
     units: list[Unit] = []
     tool_seconds = turn_seconds = 0.0
     for number, spec in enumerate(task.turns, 1):
         if stop.is_set():
             raise ItemStoppedError(item.id)
-        image = upload.image if number == 1 else core.head(session_id, owner)[1]
+        head, image = core.head(session_id, owner)
+        if head is None or image is None:  # stored above, and a turn only adds versions
+            raise StorageError(f"task {task.id} turn {number}: its session has no current image")
         h, w = image.shape[:2]
         brush = read_brush(spec.brush, w, h) if spec.brush is not None else None
         clicks = [(p.x, p.y) for p in spec.points if p.positive]
         negatives = [(p.x, p.y) for p in spec.points if not p.positive]
         pointing = Pointing(clicks, spec.box, brush, negatives)
-        req = core.prepare(session_id, owner, spec.instruction, opts, pointing, upload if number == 1 else None)
+        req = core.prepare(session_id, owner, spec.instruction, opts, pointing, None)
         view = None
         for shown, _ev in core.run(req):
             view = shown
@@ -148,7 +158,7 @@ def run_item(
         totals = view.totals()
         tool_seconds += float(totals["tool_seconds"])
         turn_seconds += float(totals["seconds"])
-        units.extend(turn_units(core, session_id, item.id, number, spec, view))
+        units.extend(turn_units(core, session_id, item.id, number, spec, view, head.id))
     return ItemOutcome([_renumber(u, i) for i, u in enumerate(units)], tool_seconds, turn_seconds)
 
 

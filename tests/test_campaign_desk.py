@@ -171,3 +171,47 @@ def test_a_turn_that_changes_nothing_still_has_a_card_with_the_photo(
         else:
             assert np.array_equal(card.after, card.before), card.description  # nothing changed: after = before
     assert brighter == 1
+
+
+@pytest.mark.slow
+def test_a_proposed_result_beside_a_skipped_subtask_is_what_evaluators_see(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A campaign runs with accept_unverified: the upscaling below passes its checks but is only proposed (no
+    real-photo evidence on flat graphics) and the car cannot be added on the CPU build. The turn used to keep no
+    version at all, so the evaluators saw the photo unchanged for the upscaling (and costa's "done" deblurring of
+    CoSTA* sample 32 was scored as a failure). Now the proposal is the turn's result, with no pending proposal."""
+    import json
+
+    from costa.calibration import CALIBRATION_FILE
+
+    monkeypatch.setenv("COSTA_CALIBRATION_TABLE", str(CALIBRATION_FILE))  # the real table: it vouches for no upscale
+
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "ball.png").write_bytes((ROOT / "assets" / "red_ball.png").read_bytes())
+    tasks = [{"id": "up", "image": "ball.png", "turns": ["upscale the image by 2 and add a red car on the road"]}]
+    (folder / "tasks.json").write_text(json.dumps({"tasks": tasks}))
+    home = tmp_path / "home"
+    assert costa(home, "create", "p", "--tasks", str(folder / "tasks.json"), "--conditions", "reflect=off",
+                 "--evaluators", "ann").returncode == 0  # fmt: skip
+    assert costa(home, "run", "p").returncode == 0
+    monkeypatch.setenv("COSTA_HOME", str(home))
+    from costa.campaign.desk import CampaignDesk
+    from costa.campaign.items import owner_of
+    from costa.config import Settings
+    from costa.services import Services
+    from costa.session.core import SessionCore
+
+    core = SessionCore(Services(Settings.from_env()))
+    desk = CampaignDesk(core)
+    units = {u.kind: u for u in desk.db.units("p")}
+    assert units["image_upscaling"].verdict == "proposed"  # costa's own verdict is kept for the report
+    assert units["object_addition"].verdict == "skipped"
+    item = desk.db.items("p")[0]
+    owner = owner_of("p")
+    _, image = core.head(item.session_id, owner)
+    assert image is not None and image.shape[:2] == (840, 1280)  # the upscaled image is the session's result
+    assert core.proposals.pending(item.session_id, owner) is None  # nothing waits for a person's Accept
+    up = units["image_upscaling"]
+    assert up.before_version is not None and up.after_version is not None and up.after_version != up.before_version

@@ -41,13 +41,14 @@ def owner_of(campaign: str) -> str:
 
 def verdict_of(view: Any, sid: str) -> str:
     """costa's own verdict on subtask `sid` of a finished turn's view (see `costa.campaign.records.VERDICTS`)."""
-    if sid in (getattr(view, "proposed", None) or {}):
-        return "proposed"
-    if sid in view.unverified or sid in view.ask_pointing:
+    outcome = view.outcome
+    if sid in (getattr(view, "proposed", None) or {}) or (outcome is not None and sid in outcome.proposed):
+        return "proposed"  # the outcome's too: an accepted proposal may reach the view as done
+    if sid in view.unverified or sid in view.ask_pointing or (outcome is not None and sid in outcome.unverified):
         return "unverified"  # edited anyway (accept_unverified): costa found the target but could not verify it
     if sid in view.done_subtasks:
         return "done"
-    skipped = view.outcome.skipped if view.outcome is not None else {}
+    skipped = outcome.skipped if outcome is not None else {}
     return "skipped" if sid in view.unavailable or sid in skipped else "failed"
 
 

@@ -206,9 +206,15 @@ class TurnRun:
         turn's result becomes the session's pending proposal (a version only once the user accepts it)."""
         view, accept = self.view, self.req.options.accept_unverified
         outcome = view.outcome
-        keeps = outcome is not None and outcome.image is not None and view.status not in ("stopped", "unverified")
-        keeps = keeps and view.status != "proposed" and (not view.ask_pointing or accept)
-        proposal = outcome is not None and outcome.image is not None and view.status == "proposed"
+        # `accept` (the CLI's --accept-unverified, a campaign run) takes an unverified target's edit and a proposal as
+        # the result asked for up front: kept as versions, with no pending proposal and no person's verdict recorded
+        # (the turn's record still says what was unverified or proposed). A turn that also skipped a subtask has the
+        # status "unverified" or "proposed", not "partial": it is kept alike (it was not: a campaign's evaluators saw
+        # an unchanged image for CoSTA* sample 32's deblurring, done, because its upscaling was proposed).
+        keeps = outcome is not None and outcome.image is not None and view.status != "stopped"
+        held = view.status in ("unverified", "proposed") or bool(view.ask_pointing)  # waits for the person's word
+        keeps = keeps and (not held or accept)
+        proposal = outcome is not None and outcome.image is not None and view.status == "proposed" and not accept
         follow_up = view.status == "unverified" or view.ask_pointing or bool(view.done_subtasks) or proposal
         if view.status != "stopped" and (keeps or follow_up):
             self._keep_upload()

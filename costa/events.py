@@ -166,6 +166,9 @@ class SubtaskDone(Event):
     quality: float
     result: str = ""  # text/label/caption results, or a short summary of the edit
     image: Any = None  # np.ndarray image right after this subtask when it edits the image (per-subtask versions)
+    #: what a subtask that reads the image found, as (x, y, w, h, label) in pixels of the image it read (a detector's
+    #: boxes), so a person can see them drawn (the Campaign tab) instead of reading coordinates; () otherwise
+    boxes: tuple[tuple[int, int, int, int, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -215,3 +215,44 @@ def test_a_proposed_result_beside_a_skipped_subtask_is_what_evaluators_see(
     assert core.proposals.pending(item.session_id, owner) is None  # nothing waits for a person's Accept
     up = units["image_upscaling"]
     assert up.before_version is not None and up.after_version is not None and up.after_version != up.before_version
+
+
+@pytest.mark.slow
+def test_a_detection_is_scored_with_its_boxes_drawn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detection's answer was coordinates only ("person at 319,343,73,146"), which nobody can judge by eye. The
+    unit keeps the boxes (a new column, read back as tuples) and the card's after image has them drawn; the before
+    image stays the photo."""
+    import json
+
+    from PIL import Image
+    from skimage import data
+
+    folder = tmp_path / "set"
+    folder.mkdir()
+    Image.fromarray(data.astronaut()).save(folder / "astronaut.png")
+    tasks = [{"id": "det", "image": "astronaut.png", "turns": ["detect the person"]}]
+    (folder / "tasks.json").write_text(json.dumps({"tasks": tasks}))
+    home = tmp_path / "home"
+    assert costa(home, "create", "b", "--tasks", str(folder / "tasks.json"), "--conditions", "reflect=off",
+                 "--evaluators", "ann").returncode == 0  # fmt: skip
+    assert costa(home, "run", "b").returncode == 0
+    monkeypatch.setenv("COSTA_HOME", str(home))
+    from costa.campaign.desk import CampaignDesk
+    from costa.config import Settings
+    from costa.services import Services
+    from costa.session.core import SessionCore
+
+    desk = CampaignDesk(SessionCore(Services(Settings.from_env())))
+    (unit,) = desk.db.units("b")
+    assert unit.kind == "object_detection" and unit.boxes, unit
+    x, y, w, h, label = unit.boxes[0]
+    assert label == "person" and f"{x},{y},{w},{h}" in unit.answer  # the same finds as the text answer
+    card = desk.card("b", "ann", 0)
+    assert card is not None
+    assert np.array_equal(card.before, data.astronaut())  # 512 px: shown as it is
+    changed = np.abs(card.after.astype(int) - card.before.astype(int)).max(axis=2) > 0
+    assert changed[y, x + w // 2] and changed[y + h // 2, x]  # the outline, top and left edges
+    assert not changed[y + h // 2, x + w // 2]  # not filled in
+    inside = np.zeros_like(changed)
+    inside[max(0, y - 20) : y + h + 20, max(0, x - 20) : x + w + 20] = True
+    assert not (changed & ~inside).any()  # nothing drawn away from the box

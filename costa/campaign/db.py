@@ -22,7 +22,7 @@ from costa.store import SCORE_LEVELS, Store
 
 UNIT_COLUMNS = (
     "item_id, unit, position, turn, kind, category, description, verdict, before_version, after_version, tool,"
-    " pointing, answer"
+    " pointing, answer, boxes"
 )
 
 
@@ -44,7 +44,17 @@ def _item(r: Mapping[str, Any]) -> Item:
 
 
 def _unit(r: Mapping[str, Any]) -> Unit:
-    return Unit(*(r[k.strip()] for k in UNIT_COLUMNS.split(",")))
+    values = {k.strip(): r[k.strip()] for k in UNIT_COLUMNS.split(",")}
+    values["boxes"] = tuple(
+        (int(x), int(y), int(w), int(h), str(label)) for x, y, w, h, label in json.loads(values["boxes"])
+    )
+    return Unit(**values)
+
+
+def _unit_row(u: Unit) -> tuple[Any, ...]:
+    return tuple(
+        json.dumps(u.boxes) if k.strip() == "boxes" else getattr(u, k.strip()) for k in UNIT_COLUMNS.split(",")
+    )
 
 
 class CampaignDb:
@@ -174,7 +184,7 @@ class CampaignDb:
             db.execute("DELETE FROM campaign_units WHERE item_id = ?", (item_id,))
             db.executemany(
                 f"INSERT INTO campaign_units ({UNIT_COLUMNS}) VALUES ({marks})",
-                [tuple(getattr(u, k.strip()) for k in UNIT_COLUMNS.split(",")) for u in units],
+                [_unit_row(u) for u in units],
             )
             db.execute(
                 "UPDATE campaign_items SET status = 'done', tool_seconds = ?, turn_seconds = ?, finished = ?,"

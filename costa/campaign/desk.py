@@ -70,6 +70,23 @@ def _fit(image: np.ndarray, side: int = SHOW_PX) -> np.ndarray:
     )
 
 
+def with_boxes(image: np.ndarray, boxes: tuple[tuple[int, int, int, int, str], ...]) -> np.ndarray:
+    """`image` with a detection subtask's boxes drawn (outline and label, in pixels of `image`), so an evaluator
+    judges what was found by eye; the image itself when there are none."""
+    if not boxes:
+        return image
+    from PIL import Image, ImageDraw
+
+    pil = Image.fromarray(image)
+    d = ImageDraw.Draw(pil)
+    width = max(2, min(image.shape[:2]) // 200)
+    for x, y, w, h, label in boxes:
+        d.rectangle((x, y, x + w - 1, y + h - 1), outline=(255, 0, 140), width=width)
+        if label:
+            d.text((x + width + 2, y + width + 1), label, fill=(255, 255, 255), stroke_width=2, stroke_fill=(0, 0, 0))
+    return np.asarray(pil, dtype=np.uint8)
+
+
 def pair_for_slider(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Before and after at one display size: scaled alike when the aspect is kept (upscaling), otherwise the before
     image centred on a grey canvas of the after image's size (outpainting added margins)."""
@@ -174,7 +191,7 @@ class CampaignDesk:
         before = store.load_image(store.version(session_id, unit.before_version))
         after_v = unit.after_version if unit.after_version is not None else unit.before_version
         after = store.load_image(store.version(session_id, after_v))
-        return pair_for_slider(before, after)
+        return pair_for_slider(before, with_boxes(after, unit.boxes))
 
     def save(self, name: str, evaluator: str, item: str, unit: str, score: Any, comment: Any = "") -> int:
         """Save the evaluator's score of one of their subtasks; return the index of the card to show next."""

@@ -100,8 +100,10 @@ def turn_units(
         done = view.done_subtasks.get(s.id)
         tool = done.tools[-1] if done is not None and done.tools else ""
         answer = done.result if done is not None and s.kind in core.reads and done.result else ""
+        boxes = tuple(getattr(done, "boxes", ())) if done is not None else ()
         add(s.id, s.kind, name, _describe(name, s.target, s.result), verdict_of(view, s.id),
-            before=before.get(s.id, base), after=after.get(s.id, final), tool=tool, answer=answer)  # fmt: skip
+            before=before.get(s.id, base), after=after.get(s.id, final), tool=tool, answer=answer,
+            boxes=boxes)  # fmt: skip
     for n, part in enumerate(plan.unsupported if plan is not None else (), 1):
         add(f"u{n}", "unsupported", "Unsupported", f"Part of the instruction: “{part.text}”", "unsupported")
     if not units:

@@ -84,6 +84,7 @@ class Unit:
     tool: str = ""  # the final tool of the subtask's chosen path ("" when none ran to the end)
     pointing: str = "none"  # how the task's turn pointed: none / click / box / brush
     answer: str = ""  # a read-only subtask's text result (a caption, the text read), shown to evaluators
+    boxes: tuple[tuple[int, int, int, int, str], ...] = ()  # what it found: (x, y, w, h, label), drawn for evaluators
 
 
 @dataclass(frozen=True)

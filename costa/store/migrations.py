@@ -371,6 +371,12 @@ def _m9_verdict_observations(db: Connection) -> None:
     )
 
 
+def _m10_unit_boxes(db: Connection) -> None:
+    """A campaign unit's boxes (JSON list of [x, y, w, h, label]): what a detection subtask found, drawn on the
+    evaluator's after image (the coordinates alone cannot be judged by eye)."""
+    ddl(db, "ALTER TABLE campaign_units ADD COLUMN boxes TEXT NOT NULL DEFAULT '[]'")
+
+
 #: Schema history, oldest first. Append only: never edit or reorder a migration that has shipped.
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _m1_history,
@@ -382,4 +388,5 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _m7_campaigns,
     _m8_proposals,
     _m9_verdict_observations,
+    _m10_unit_boxes,
 )

@@ -120,7 +120,9 @@ def end_turn(ctx: TurnContext, phase: PhaseResult, ending: Ending) -> Generator[
 
 
 def _done_event(d: SubtaskResult) -> SubtaskDone:
-    return SubtaskDone(d.subtask_id, d.kind, d.tools, d.quality, d.result, d.image)
+    boxes = d.final.after.artifacts.get("boxes", ()) if d.image is None else ()  # a reading subtask's finds
+    found = tuple((int(b.x), int(b.y), int(b.w), int(b.h), str(b.label)) for b in boxes)
+    return SubtaskDone(d.subtask_id, d.kind, d.tools, d.quality, d.result, d.image, found)
 
 
 def _last_image(phase: PhaseResult, ending: Ending) -> np.ndarray:

@@ -215,6 +215,8 @@ def test_a_proposed_result_beside_a_skipped_subtask_is_what_evaluators_see(
     assert core.proposals.pending(item.session_id, owner) is None  # nothing waits for a person's Accept
     up = units["image_upscaling"]
     assert up.before_version is not None and up.after_version is not None and up.after_version != up.before_version
+    car = units["object_addition"]  # not done: shown as the image stood then, not with the upscaling as its "after"
+    assert car.before_version == car.after_version == up.after_version
 
 
 @pytest.mark.slow

@@ -82,7 +82,8 @@ def turn_units(
     if turn is not None and turn.result_version is not None:  # per-subtask versions, in the order they were done
         prev = base
         for sid, done in view.done_subtasks.items():
-            if done.image is None:
+            if done.image is None:  # read the image as it stood (a detection's boxes are in its pixels)
+                before[sid] = after[sid] = prev
                 continue
             before[sid], after[sid] = prev, per_subtask.get(sid, turn.result_version)
             prev = after[sid]
@@ -95,14 +96,19 @@ def turn_units(
                  extra.pop("before", base), extra.pop("after", final), pointing=spec.pointing, **extra)
         )  # fmt: skip
 
+    at = base  # the image as it stands at each subtask, in the plan's order
     for s in plan.subtasks if plan is not None else ():
+        if s.id in before:
+            at = after[s.id]
+        else:  # not done (skipped, failed): before and after are the image as it stood at its place in the plan
+            before[s.id] = after[s.id] = at
         name = core.names.get(s.kind, s.kind)
         done = view.done_subtasks.get(s.id)
         tool = done.tools[-1] if done is not None and done.tools else ""
         answer = done.result if done is not None and s.kind in core.reads and done.result else ""
         boxes = tuple(getattr(done, "boxes", ())) if done is not None else ()
         add(s.id, s.kind, name, _describe(name, s.target, s.result), verdict_of(view, s.id),
-            before=before.get(s.id, base), after=after.get(s.id, final), tool=tool, answer=answer,
+            before=before[s.id], after=after[s.id], tool=tool, answer=answer,
             boxes=boxes)  # fmt: skip
     for n, part in enumerate(plan.unsupported if plan is not None else (), 1):
         add(f"u{n}", "unsupported", "Unsupported", f"Part of the instruction: “{part.text}”", "unsupported")

@@ -217,6 +217,12 @@ def test_a_proposed_result_beside_a_skipped_subtask_is_what_evaluators_see(
     assert up.before_version is not None and up.after_version is not None and up.after_version != up.before_version
     car = units["object_addition"]  # not done: shown as the image stood then, not with the upscaling as its "after"
     assert car.before_version == car.after_version == up.after_version
+    from ui.campaign import card_markdown
+
+    cards = [desk.card("p", "ann", k) for k in range(2)]
+    text = {c.description.split(" ")[0]: card_markdown(c) for c in cards if c is not None}
+    assert "Image size: 640 × 420 px → 1280 × 840 px" in text["Image"]  # the slider shows both at one size
+    assert "Image size: 1280 × 840 px (unchanged)" in text["Object"]
 
 
 @pytest.mark.slow

@@ -138,6 +138,10 @@ def card_markdown(card: Card) -> str:
         lines.append(f"{n}. **▶ {quoted}**" if n == card.turn else f"{n}. {quoted}")
     lines.append("")
     lines.append(f"**This subtask** (turn {card.turn}): {escape(card.description)}")
+    (bw, bh), (aw, ah) = card.sizes
+    if bw and aw:
+        same = (bw, bh) == (aw, ah)
+        lines.append(f"\nImage size: {bw} × {bh} px" + (" (unchanged)" if same else f" → {aw} × {ah} px"))
     if card.answer:
         lines.append(f"\n**Its answer:** {escape(card.answer)}")
     return "\n".join(lines)

@@ -47,6 +47,9 @@ class Card:
     score: float | None  # the evaluator's own earlier score
     comment: str
     scored: int  # subtasks of the queue the evaluator has scored
+    #: the before and after images' own sizes as (width, height) in pixels: the slider shows both at one display
+    #: size, so an upscaling or an extension cannot be judged without them
+    sizes: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,7 @@ class CampaignDesk:
         units = self.db.item_units(item_id)
         unit = next(u for u in units if u.unit == unit_id)
         task = self.db.campaign(name).tasks.by_id(item.task_id)
-        before, after = self._images(item.session_id, unit)
+        before, after, sizes = self._images(item.session_id, unit)
         reference = None
         target = task.turns[unit.turn - 1].target if unit.turn <= len(task.turns) else None
         if target is not None:
@@ -178,10 +181,12 @@ class CampaignDesk:
         return Card(
             item_id, unit_id, index, len(queue), order.index(item_id) + 1, len(order),
             tuple(t.instruction for t in task.turns), unit.turn, unit.description, unit.answer, before, after,
-            reference, own.score if own else None, own.comment if own else "", sum(k in mine for k in queue),
+            reference, own.score if own else None, own.comment if own else "", sum(k in mine for k in queue), sizes,
         )  # fmt: skip
 
-    def _images(self, session_id: str | None, unit: Unit) -> tuple[np.ndarray, np.ndarray]:
+    def _images(
+        self, session_id: str | None, unit: Unit
+    ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[int, int], tuple[int, int]]]:
         store = self.core.store
         if session_id is None or unit.before_version is None:
             # no id in the message: the evaluator's page must not name items (blind scoring)
@@ -191,7 +196,9 @@ class CampaignDesk:
         before = store.load_image(store.version(session_id, unit.before_version))
         after_v = unit.after_version if unit.after_version is not None else unit.before_version
         after = store.load_image(store.version(session_id, after_v))
-        return pair_for_slider(before, with_boxes(after, unit.boxes))
+        shown_before, shown_after = pair_for_slider(before, with_boxes(after, unit.boxes))
+        sizes = ((before.shape[1], before.shape[0]), (after.shape[1], after.shape[0]))
+        return shown_before, shown_after, sizes
 
     def save(self, name: str, evaluator: str, item: str, unit: str, score: Any, comment: Any = "") -> int:
         """Save the evaluator's score of one of their subtasks; return the index of the card to show next."""

@@ -135,8 +135,11 @@ def _edit(core: Any, args: argparse.Namespace, output: Path, out: TextIO) -> int
     if args.session:
         print(f"stored as version v{view.result_number} of session {sid[:6]}… (turn {view.turn_number})", file=out)
     if not done.ok:
-        for s, why in done.skipped.items():
-            print(f"warning: {s} was not done: {why}", file=sys.stderr)
+        verbose = bool(getattr(args, "verbose", False))
+        for s, why in done.skipped.items():  # the plain sentence; the packages and weights behind it with -v
+            plain = view.plain.get(s)
+            said = why if verbose or not plain else plain
+            print(f"warning: {s} was not done: {said}", file=sys.stderr)
         return EXIT_PARTIAL
     return EXIT_OK
 

@@ -106,7 +106,7 @@ def turn_units(
         done = view.done_subtasks.get(s.id)
         tool = done.tools[-1] if done is not None and done.tools else ""
         answer = done.result if done is not None and s.kind in core.reads and done.result else ""
-        boxes = tuple(getattr(done, "boxes", ())) if done is not None else ()
+        boxes = done.boxes if done is not None else ()
         add(s.id, s.kind, name, _describe(name, s.target, s.result), verdict_of(view, s.id),
             before=before[s.id], after=after[s.id], tool=tool, answer=answer,
             boxes=boxes)  # fmt: skip

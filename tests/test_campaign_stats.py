@@ -224,3 +224,11 @@ def test_the_plot_is_a_png(tmp_path: Path) -> None:
 
     plot(build_report(_data()), tmp_path / "p.png")
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_cost_axis_labels_the_conditions_own_costs_without_overprinting() -> None:
+    from costa.campaign.report import cost_ticks
+
+    assert cost_ticks([0.2497, 0.4093, 0.3984]) == [0.25, 0.4]  # 0.41 would print over 0.4
+    assert cost_ticks([0.5, 12.0, 130.0, 0.0]) == [0.5, 12.0, 130.0]
+    assert cost_ticks([]) == []

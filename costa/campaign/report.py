@@ -113,6 +113,17 @@ def pareto(points: Sequence[tuple[float, float]]) -> list[int]:
     return front
 
 
+def cost_ticks(costs: list[float]) -> list[float]:
+    """The x ticks of the cost plot: the conditions' own costs (seconds per task) to 2 significant digits, leaving
+    out one within a factor 1.2 of the previous (it would print over it). A log axis whose points lie within one
+    decade has no labelled tick of its own (seen: a campaign at 0.25–0.41 s showed none)."""
+    ticks: list[float] = []
+    for v in sorted({float(f"{c:.2g}") for c in costs if c > 0}):
+        if not ticks or v / ticks[-1] > 1.2:
+            ticks.append(v)
+    return ticks
+
+
 def plot(report: dict[str, Any], path: Path | BinaryIO, title: str = "") -> None:
     """Draw tool seconds per task vs human task accuracy per condition with the Pareto frontier; write a PNG to
     `path` (a file name or a binary stream)."""
@@ -133,14 +144,25 @@ def plot(report: dict[str, Any], path: Path | BinaryIO, title: str = "") -> None
         ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=46, color="#4a6fa5", zorder=3)
         ax.plot([pts[i][0] for i in front], [pts[i][1] for i in front], "--", color="#c0504d", zorder=2,
                 label="Pareto frontier (cheaper and better)")  # fmt: skip
-        for p, r in zip(pts, rows, strict=True):
-            label = Condition.from_dict(r["condition"]).label
-            ax.annotate(f"{label} (n={r['n_items']})", p, textcoords="offset points", xytext=(6, 5), fontsize=8)
         ax.set_xscale("log")
-        # plain tick labels ("0.3", "10"): the default log labels go through mathtext, the slowest part of a plot
+        lo, hi = min(p[0] for p in pts), max(p[0] for p in pts)
+        ax.set_xlim(lo / 1.8, hi * 1.8)  # room for the labels; at least a factor 3 wide
+        mid = (lo * hi) ** 0.5
+        placed: list[tuple[float, float]] = []
+        for p, r in sorted(zip(pts, rows, strict=True), key=lambda pr: pr[0]):
+            label = Condition.from_dict(r["condition"]).label
+            # conditions that score about the same: stack their labels (a line each) instead of overprinting them
+            near = sum(1 for q in placed if abs(p[1] - q[1]) < 0.06)
+            placed.append(p)
+            right = p[0] > mid  # labels of the right-hand points go to their left, inside the axes
+            ax.annotate(f"{label} (n={r['n_items']})", p, textcoords="offset points", fontsize=8,
+                        xytext=(-6 if right else 6, 5 + 11 * near), ha="right" if right else "left")  # fmt: skip
+        # ticks at the conditions' own costs, plain ("0.25", "12"): within one decade a log axis has no labelled
+        # tick at all, and the default log labels go through mathtext, the slowest part of a plot
+        ax.set_xticks(cost_ticks([p[0] for p in pts]))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="best", fontsize=8)
     else:
         ax.text(0.5, 0.5, "no scores yet", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("tool seconds per task (log)")

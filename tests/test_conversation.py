@@ -167,3 +167,18 @@ def test_words_as_undo_do_what_the_buttons_do(discs: tuple[SessionCore, str, np.
     assert np.array_equal(ws.head(sid, None)[1], original)
     nothing = finish(run(ws, sid, None, "undo"))
     assert nothing.status == "failed" and "nothing to undo" in nothing.errors[0]
+
+
+def test_both_of_them_and_all_of_those_mean_them() -> None:
+    """A quantifier before the plural pronoun is part of the reference: "darken both of them" used to become
+    "darken both of the yellow mug and the green plate" (the planner's target: "of mug and plate")."""
+    two = [TurnRecord(1, "recolour the mug to yellow and the plate to green", "…",
+                      (("object_recoloration", "mug", "yellow", "s1"), ("object_recoloration", "plate", "green", "s2")),
+                      (("s1", ROSE), ("s2", WORD)))]  # fmt: skip
+    both = "the yellow mug and the green plate"
+    assert resolve_references("darken both of them", two).text == f"darken {both}"
+    assert resolve_references("now make all of them lighter", two).text == f"make {both} lighter"
+    assert resolve_references("make each of those red", two).text == f"make {both} red"
+    assert resolve_references("make both darker", two).text == f"make {both} darker"
+    assert resolve_references("make both discs darker", two).text == "make both discs darker"  # a determiner
+    assert resolve_references("darken both of them", two).reference == "them"

@@ -383,7 +383,11 @@ def _text_ref(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) -
     return _resolved(new, e, "the text")
 
 
-_IT = re.compile(_LEAD + rf"(?P<head>.*?\b)(?P<p>{_PRONOUN})(?P<tail>(?:\s+.*)?)$", re.IGNORECASE)
+#: "both of them", "all of those", "each of these", "both": the plural pronouns with a quantifier, read as "them"
+#: (the quantifier is part of what is replaced: "darken both of them" → "darken the mug and the plate", not
+#: "darken both of the mug and the plate", whose target the planner read as "of mug and plate").
+_QUANTIFIED = r"(?:both|all|each)(?:\s+of)?\s+(?:them|those|these)|both"
+_IT = re.compile(_LEAD + rf"(?P<head>.*?\b)(?P<p>{_QUANTIFIED}|{_PRONOUN})(?P<tail>(?:\s+.*)?)$", re.IGNORECASE)
 #: Words after "that"/"this" that keep it a pronoun ("make that red", "move this to the left"), not a determiner
 #: ("make that rose red").
 _AFTER_PRONOUN = frozenset(
@@ -405,11 +409,16 @@ def _it(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) -> Reso
     if re.match(r"(?:'s|is|was|looks|seems)\b", tail, re.IGNORECASE):
         return None  # "it's too dark" is about the image
     nxt = tail.split()[0].lower().strip(".,!?") if tail else ""
-    if pronoun in ("that", "this", "those", "these") and nxt and nxt not in _AFTER_PRONOUN and not _is_colour(nxt):
-        return None  # "make that rose red": a determiner
+    if (
+        pronoun in ("that", "this", "those", "these", "both")
+        and nxt
+        and nxt not in _AFTER_PRONOUN
+        and not _is_colour(nxt)
+    ):
+        return None  # "make that rose red", "make both discs darker": a determiner
     if _WHOLE_IMAGE_WORDS.search(s):
         return None  # "make it look like winter", "upscale it": the whole image
-    many = pronoun in ("them", "those", "these")
+    many = pronoun.split()[-1] in ("them", "those", "these", "both")
     gone = removed_last(entities, turns) if many else ""
     if gone:  # "remove the cars", then "make them darker": they are gone; guessing another thing would be wrong
         verb = "were" if plural(gone) else "was"

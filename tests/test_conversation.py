@@ -182,3 +182,20 @@ def test_both_of_them_and_all_of_those_mean_them() -> None:
     assert resolve_references("make both darker", two).text == f"make {both} darker"
     assert resolve_references("make both discs darker", two).text == "make both discs darker"  # a determiner
     assert resolve_references("darken both of them", two).reference == "them"
+
+
+def test_a_bit_more_after_two_things_repeats_on_both() -> None:
+    """ "make the mug and the plate darker", then "a bit more": both again, each in its own region (it darkened the
+    plate alone); after two different edits it stays the last thing's."""
+    same = [TurnRecord(1, "make the mug and the plate darker", "…",
+                       (("global_adjustment", "mug", "darker", "s1"), ("global_adjustment", "plate", "darker", "s2")),
+                       (("s1", ROSE), ("s2", WORD)))]  # fmt: skip
+    more = resolve_references("a bit more", same)
+    assert more.text == "make the mug and the plate a little darker" and more.reference == "a bit more"
+    assert [name for name, _ in more.parts] == ["mug", "plate"]
+    assert resolve_references("even darker", same).text == "make the mug and the plate darker"
+    assert resolve_references("a bit less", same).text == "make the mug and the plate a little brighter"
+    mixed = [TurnRecord(1, "make the mug red and the plate darker", "…",
+                        (("object_recoloration", "mug", "red", "s1"), ("global_adjustment", "plate", "darker", "s2")),
+                        (("s1", ROSE), ("s2", WORD)))]  # fmt: skip
+    assert resolve_references("a bit more", mixed).text == "make the plate a little darker"

@@ -290,6 +290,22 @@ _OPPOSITES = {
 }  # fmt: skip
 
 
+def _on_the_group(
+    phrase: str, entities: Sequence[Entity], turns: Sequence[TurnRecord], reference: str
+) -> Resolution | None:
+    """`phrase` ("make them a little darker") read for every thing the last turn changed, when it changed several:
+    "a bit more" after "make the square and the disc darker" is both again, each in its own region (it was the disc
+    alone); None when the last turn changed one thing, or its things differently ("make the mug red and the plate
+    darker", then "a bit more": the plate, the last one)."""
+    group = _ambiguous(entities)
+    if not group or len({(x.changes[-1].kind, x.changes[-1].result) for x in group if x.changes}) != 1:
+        return None
+    r = _it(phrase, entities, turns)
+    if r is None or r.question is not None or r.reference != "them":
+        return None
+    return replace(r, reference=reference, note=r.note.replace("'them'", f"'{reference}'", 1))
+
+
 def _more_or_less(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) -> Resolution | None:
     bare = _BARE.fullmatch(s)
     if bare is not None:  # "even darker", "a bit brighter": the last edited thing, not the image
@@ -298,8 +314,9 @@ def _more_or_less(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord
             return None
         mod = (bare.group("mod") or "").strip()
         adj = " ".join(bare.group("adj").lower().split())
-        text = f"make {e.describe()} {mod + ' ' if mod and mod != 'even' else ''}{adj}"
-        return _resolved(" ".join(text.split()), e, "a bit more")
+        said = f"{mod + ' ' if mod and mod != 'even' else ''}{adj}"
+        group = _on_the_group(f"make them {said}", entities, turns, "a bit more")
+        return group or _resolved(" ".join(f"make {e.describe()} {said}".split()), e, "a bit more")
     m = _MORE.fullmatch(s)
     if m is None:
         return None
@@ -312,8 +329,10 @@ def _more_or_less(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord
         result = _OPPOSITES[last.result] if less else last.result
         what = "it" if e.kind == "image" else e.describe()
         word = "bigger" if result == "larger" else result
-        text = f"make {what} a little {word}" if less or m.group("mod") else f"make {what} {word}"
-        return _resolved(text, e, "a bit less" if less else "a bit more")
+        how = f"a little {word}" if less or m.group("mod") else word
+        said = "a bit less" if less else "a bit more"
+        group = _on_the_group(f"make them {how}", entities, turns, said) if e.kind != "image" else None
+        return group or _resolved(f"make {what} {how}", e, said)
     if m.group("again") or not less:
         record = next((t for t in reversed(turns) if t.turn == last.turn), None)
         if record is not None:

@@ -84,20 +84,36 @@ def votes_rows(steps: Sequence[Any]) -> list[Any]:
 
 
 def person_verdicts(home: Path) -> list[PersonCase]:
-    """People's Accept / Discard of proposals as labelled cases, from the store under `home` (its `verdicts` table,
-    migration 8), read-only: the bench never creates or migrates a home's store. Refines are no cases."""
+    """People's verdicts as labelled cases, from the store under `home`, read-only (the bench never creates or
+    migrates a home's store): their Accept / Discard of proposals (the `verdicts` table, migration 8; refines are
+    no cases), and the evaluators' scores of a campaign's subtasks whose steps passed costa's checks (done or
+    proposed: the cases a calibration's precision counts; right when the evaluators' mean reaches 0.8)."""
+    from costa.store.migrations import MIGRATIONS
+
     db = Path(home) / "costa.db"
     if not db.is_file():
         return []
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         names = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
-        if "verdicts" not in names:
-            return []
-        rows = con.execute("select kind, tool, content, region, pointing, verdict from verdicts order by id").fetchall()
+        rows = []
+        if "verdicts" in names:
+            rows = con.execute(
+                "select kind, tool, content, region, pointing, verdict from verdicts order by id"
+            ).fetchall()
+        scored = "campaign_scores" in names and con.execute("select count(*) from campaign_scores").fetchone()[0] > 0
+        current = con.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     finally:
         con.close()
-    return [PersonCase(StepContext(*r[:5]), LABELS[str(r[5])]) for r in rows if str(r[5]) in LABELS]
+    cases = [PersonCase(StepContext(*r[:5]), LABELS[str(r[5])]) for r in rows if str(r[5]) in LABELS]
+    if scored and current:  # opening the store needs no migration: its schema is this costa's
+        from costa.campaign.verdicts import human_verdicts
+        from costa.store import Store
+
+        for v in human_verdicts(Store(home)):
+            if v.passed_checks and v.tool:
+                cases.append(PersonCase(StepContext(v.kind, v.tool, v.content, v.region, v.pointing), v.right))
+    return cases
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

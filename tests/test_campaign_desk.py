@@ -264,3 +264,38 @@ def test_a_detection_is_scored_with_its_boxes_drawn(tmp_path: Path, monkeypatch:
     inside = np.zeros_like(changed)
     inside[max(0, y - 20) : y + h + 20, max(0, x - 20) : x + w + 20] = True
     assert not (changed & ~inside).any()  # nothing drawn away from the box
+
+
+@pytest.mark.slow
+def test_campaign_scores_are_labelled_cases_for_the_calibration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bench real --write --verdicts HOME` counts the evaluators' scores too: a scored subtask whose steps passed
+    the checks is a case in the calibration's own context (a whole-image kind: region "none"), right at a mean ≥ 0.8;
+    a skipped one is no case."""
+    import json
+
+    from bench.real_tables import person_verdicts
+    from costa.calibration import CALIBRATION_FILE, StepContext
+
+    monkeypatch.setenv("COSTA_CALIBRATION_TABLE", str(CALIBRATION_FILE))
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "ball.png").write_bytes((ROOT / "assets" / "red_ball.png").read_bytes())
+    tasks = [{"id": "up", "image": "ball.png", "turns": ["upscale the image by 2 and add a red car on the road"]}]
+    (folder / "tasks.json").write_text(json.dumps({"tasks": tasks}))
+    home = tmp_path / "home"
+    assert costa(home, "create", "v", "--tasks", str(folder / "tasks.json"), "--conditions", "reflect=off",
+                 "--evaluators", "ann,bob").returncode == 0  # fmt: skip
+    assert costa(home, "run", "v").returncode == 0
+    items = json.loads(costa(home, "items", "v", "--json").stdout)
+    (item,) = items
+    rows = ["item,subtask,evaluator,score,comment"]
+    for s in item["subtasks"]:
+        score = {"image_upscaling": (1, 0.7), "object_addition": (0, 0)}[s["kind"]]
+        rows += [f"{item['item']},{s['id']},ann,{score[0]},", f"{item['item']},{s['id']},bob,{score[1]},"]
+    (tmp_path / "scores.csv").write_text("\n".join(rows) + "\n")
+    assert costa(home, "import-scores", "v", str(tmp_path / "scores.csv")).returncode == 0
+    cases = person_verdicts(home)
+    assert [c.context for c in cases] == [StepContext("image_upscaling", "lanczos_upscale", "graphic", "none", "none")]
+    assert cases[0].right  # mean 0.85

@@ -33,7 +33,9 @@ class HumanVerdict:
     kind: str
     tool: str
     content: str  # "photo" | "graphic" (costa.calibration.content_class of the image before the subtask)
-    region: str  # "none" | "small" | "medium" | "large" (region_class of the pixels the subtask changed)
+    region: (
+        str  # "none" | "small" | "medium" | "large": region_class of the pixels it changed ("none": whole-image kind)
+    )
     pointing: str  # "none" | "click" | "box" | "brush"
     costa: str  # costa's own verdict
     score: float  # the evaluators' mean
@@ -61,6 +63,9 @@ def _classes(store: Any, session_id: str | None, before_v: int | None, after_v: 
 
 def human_verdicts(store: Any, campaign: str | None = None) -> list[HumanVerdict]:
     """Every scored subtask of `campaign` (default: of every campaign in the store) as a labelled case."""
+    from costa.tables import load_tables
+
+    whole = {k for k, spec in load_tables().subtasks.items() if spec.whole_image}
     db = CampaignDb(store)
     out: list[HumanVerdict] = []
     for name in [campaign] if campaign else db.names():
@@ -75,6 +80,8 @@ def human_verdicts(store: Any, campaign: str | None = None) -> list[HumanVerdict
             if m is None:
                 continue
             content, region = _classes(store, sessions.get(u.item_id), u.before_version, u.after_version)
+            if u.kind in whole:  # the calibration's context: a whole-image step consumes no region
+                region = "none"
             out.append(
                 HumanVerdict(name, u.item_id, u.unit, u.kind, u.tool, content, region, u.pointing, u.verdict, m,
                              counts[u.item_id, u.unit], m >= RIGHT_AT)

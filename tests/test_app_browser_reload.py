@@ -151,6 +151,7 @@ def test_fast_slow_names_its_rule_in_chat_and_ledger_and_ids_match_the_csv(slow_
     for where in ("#chat", "#ledger"):
         page.wait_for_selector(f"{where} >> text=shipped-recolour-box", timeout=30_000)
     assert "served by" in page.inner_text("#ledger")
+    page.wait_for_selector("#ledger >> text=1 turn(s)", timeout=60_000)  # the turn is finished in the store
     page.reload()  # read back from the store: the same names
     page.wait_for_selector("#chat >> text=Served by (fast–slow)", timeout=60_000)
     assert "shipped-recolour-box" in page.inner_text("#chat") and "shipped-recolour-box" in page.inner_text("#ledger")

@@ -24,6 +24,7 @@ LEVELS = ("full", "partial", "fail")
 class Evaluation:
     """The tab's components and how the page refreshes and wires them."""
 
+    tab: gr.Tab
     turn: gr.Dropdown
     detail: gr.Markdown
     compare: gr.ImageSlider
@@ -100,6 +101,16 @@ class Evaluation:
         def on_export(state: Any) -> dict[Any, Any]:
             return {self.csv: str(core.versions.scores_csv(state.session_id, state.owner))}
 
+        def on_tab_selected(state: Any, turn_id: Any) -> dict[Any, Any]:
+            """Opening the tab lists the turns finished since the page last redrew (a turn that ended while the
+            evaluator was on another tab); the turn already picked stays picked while it is still listed."""
+            if state is None:
+                return {}
+            choices = core.versions.turn_choices(state.session_id, state.owner)
+            keep = turn_id if any(tid == turn_id for _, tid in choices) else None
+            return {self.turn: gr.update(choices=choices, value=keep)}
+
+        self.tab.select(on_tab_selected, [ui, self.turn], [self.turn], show_progress="hidden", **private)
         self.turn.input(on_turn, [ui, self.turn], everything, **private)
         inputs = [ui, self.turn, self.subtask, self.level, self.partial, self.comment, self.evaluator]
         self.save.click(on_save, inputs, everything, **private)
@@ -137,7 +148,7 @@ def _accuracy_md(acc: dict[str, Any]) -> str:
 
 def build_evaluator() -> Evaluation:
     """Lay out the tab (inside the page's Tabs) and return its `Evaluation` for wiring."""
-    with gr.Tab("Evaluate", id="evaluate"):
+    with gr.Tab("Evaluate", id="evaluate") as tab:
         gr.Markdown(
             "Score each subtask of a finished turn: **full** (1), **partial** (0.1–0.9) or **fail** (0). "
             "Task accuracy = mean of its subtasks; overall accuracy = mean of the tasks."
@@ -178,5 +189,19 @@ def build_evaluator() -> Evaluation:
             elem_id="verdicts-table",
         )
     return Evaluation(
-        turn, detail, compare, subtask, level, partial, comment, evaluator, save, table, accuracy, export, csv, verdicts
+        tab,
+        turn,
+        detail,
+        compare,
+        subtask,
+        level,
+        partial,
+        comment,
+        evaluator,
+        save,
+        table,
+        accuracy,
+        export,
+        csv,
+        verdicts,
     )

@@ -49,7 +49,16 @@ from costa.errors import ToolError
 from costa.masks import dilate_mask
 from costa.search import DEFAULT_THRESHOLD, score
 from costa.services import Services
-from costa.synthetic.cases import CASE_KINDS, BenchCase, make_cases, mask_iou, masked_psnr, target_found, word_recall
+from costa.synthetic.cases import (
+    CASE_KINDS,
+    BenchCase,
+    make_cases,
+    mask_iou,
+    masked_psnr,
+    target_found,
+    targeted_adjust_cases,
+    word_recall,
+)
 from costa.synthetic.cases_image import ImageCase, image_truth
 from costa.tables import BENCHMARK_COLUMNS, BENCHMARK_FILE, SUBTASKS_FILE, TABLES_DIR, TOOLS_FILE, parse_tables
 from costa.types import EditState, Mask, TextRegion, ToolSpec
@@ -308,6 +317,12 @@ def _measure(run: _Run, tool_id: str, kind: str) -> PairResult:
     from costa.synthetic.cases_grounding import tool_cases
 
     own = tool_cases(tool_id, kind, len(run.cases[kind]), run.seed)
+    if (
+        own is None
+        and kind == "global_adjustment"
+        and ("masks" in spec.inputs or {"masks", "boxes"} & set(spec.outputs))
+    ):
+        own = targeted_adjust_cases(len(run.cases[kind]), run.seed)  # a grounder or region editor needs a target
     for i, case in enumerate(own if own is not None else run.cases[kind]):
         before, fallback = _inputs(run, spec, kind, i, case)
         fallbacks += fallback

@@ -53,6 +53,7 @@ _TOOL_KEYS = {
     "description",
     "class",
     "planned_reason",
+    "in_region",
 }
 #: Boolean category columns of subtasks.yaml (each defaults to false; see `SubtaskSpec`).
 _SUBTASK_FLAGS = (
@@ -236,6 +237,14 @@ def _parse_tools(doc: Any, where: str, subtasks: Mapping[str, SubtaskSpec]) -> d
             apt=_str_tuple(req.get("apt", []), at, "requirements.apt"),
             gpu=bool(req.get("gpu", False)),
         )
+        in_region = row.get("in_region", False)
+        if not isinstance(in_region, bool):
+            raise TableError(f"{at}: 'in_region' must be true or false, got {in_region!r}")
+        if in_region and not any(subtasks[s].whole_image and subtasks[s].target == "none" for s in serves):
+            raise TableError(
+                f"{at}: 'in_region' is for an image-wide editor that a target may limit (a whole_image kind with "
+                f"target none); it serves {list(serves)}"
+            )
         out[tid] = ToolSpec(
             id=tid,
             family=str(row["family"]),
@@ -250,6 +259,7 @@ def _parse_tools(doc: Any, where: str, subtasks: Mapping[str, SubtaskSpec]) -> d
             description=str(row.get("description", "")),
             impl=impl,
             planned_reason=planned_reason,
+            in_region=in_region,
         )
     return out
 

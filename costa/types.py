@@ -357,6 +357,10 @@ class ToolSpec:
     impl: str | None = None
     #: Why a planned tool is not implemented (the table's `planned_reason`; `costa doctor` shows it); "" when ready.
     planned_reason: str = ""
+    #: An image-wide editor that, when the subtask names a target, acts only inside the target's region found in the
+    #: state (the user's box or brush, a remembered region, or — when `masks` is one of its inputs — a grounder's
+    #: masks): it cannot locate a target by itself (the table's `in_region`; see `costa.turn.graphs`).
+    in_region: bool = False
 
     @property
     def max_attempts(self) -> int:

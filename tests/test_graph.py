@@ -137,3 +137,24 @@ def test_subtask_graph_for_local_search() -> None:
         | {(d, s, r) for d in ("hog_people", "selfie_people_boxes") for s in segmenters for r in removers}
     )
     assert all(isinstance(n, StepNode) and n.order == ("s7",) for n in tg.steps)
+
+
+def test_region_refusal_serves_a_target_once_and_the_whole_image_without_a_grounder() -> None:
+    """The rule for image-wide editors a target limits (`ToolSpec.in_region`): the reading editor needs a given
+    region, the grounded one serves only when none is given, and neither grounds a whole-image edit."""
+    from costa.tables import load_tables
+    from costa.turn.graphs import region_refusal
+    from costa.types import Subtask
+
+    tools = load_tables().tools
+    direct, grounded = tools["global_adjust"], tools["region_adjust"]
+    named = Subtask(id="s1", kind="global_adjustment", target="blue square", result="darker")
+    whole = Subtask(id="s1", kind="global_adjustment", result="darker")
+    none, box, mask = frozenset(), frozenset({"boxes"}), frozenset({"masks"})
+    assert region_refusal(whole, direct, none) is None
+    assert "whole image" in (region_refusal(whole, grounded, none) or "")
+    assert "cannot find 'blue square' by itself" in (region_refusal(named, direct, none) or "")
+    assert region_refusal(named, grounded, none) is None
+    assert region_refusal(named, direct, box) is None and region_refusal(named, grounded, box) is None
+    assert region_refusal(named, direct, mask) is None
+    assert "given already" in (region_refusal(named, grounded, mask) or "")

@@ -99,6 +99,45 @@ def test_a_colour_word_grounds_the_object(services: Services) -> None:
     assert np.array_equal(out[far], scene.image[far])
 
 
+def test_a_named_target_of_an_adjustment_is_grounded_first(services: Services) -> None:
+    """'make the red one darker' with no pointing: the adjuster cannot locate the red one by itself, so the colour
+    grounder finds it and `region_adjust` darkens inside its mask; nothing far from the object changes. (It used to
+    fail: "cannot adjust only 'red one': I cannot locate it by myself".)"""
+    scene = make_object_scene("texture", "ellipse", colour=(205, 35, 40), seed=2)
+    events = turn(services, scene.image, Subtask(id="s1", kind="global_adjustment", target="red one", result="darker"))
+    chosen = next(e for e in events if isinstance(e, PathChosen))
+    assert [t for _, t in chosen.path] == ["colour_grounder", "region_adjust"]
+    started = [e.tool for e in events if isinstance(e, ToolStarted)]
+    assert "global_adjust" not in started  # the adjuster alone was not tried only to fail
+    out = events[-1].image
+    assert out is not None
+    from costa.imagestats import lab_stats
+
+    assert lab_stats(out, scene.mask).lightness < lab_stats(scene.image, scene.mask).lightness - 3
+    far = ~dilate_mask(scene.mask, 8)
+    assert np.array_equal(out[far], scene.image[far])
+
+
+def test_a_whole_image_adjustment_needs_no_grounder(services: Services) -> None:
+    scene = make_object_scene("texture", "ellipse", colour=(205, 35, 40), seed=2)
+    events = turn(services, scene.image, Subtask(id="s1", kind="global_adjustment", result="darker"))
+    chosen = next(e for e in events if isinstance(e, PathChosen))
+    assert [t for _, t in chosen.path] == ["global_adjust"]
+    assert not any(isinstance(e, ToolStarted) and e.tool == "colour_grounder" for e in events)
+
+
+def test_sharpening_a_named_target_asks_for_pointing_before_anything_runs(services: Services) -> None:
+    """No grounder serves deblurring, and the deblurrers act only inside a region they are given: the turn asks for
+    a click or a box up front (it used to run, fail and call deblurring "not built into costa")."""
+    scene = make_object_scene("texture", "ellipse", colour=(205, 35, 40), seed=2)
+    events = turn(services, scene.image, Subtask(id="s1", kind="image_deblurring", target="red one"))
+    assert any(isinstance(e, PointingNeeded) and e.target == "red one" for e in events)
+    assert not any(isinstance(e, ToolStarted) for e in events)
+    pointed = turn(services, scene.image, Subtask(id="s1", kind="image_deblurring", target="red one"),
+                   UserRegion(boxes=(scene.box,)))  # fmt: skip
+    assert any(isinstance(e, ToolStarted) for e in pointed)  # with a box it runs
+
+
 def test_a_colour_that_matches_nothing_is_reported(services: Services) -> None:
     scene = make_object_scene("flat", "ellipse", seed=1)  # a blue object on sand
     events = turn(services, scene.image, Subtask(id="s1", kind="object_removal", target="the green car"))
@@ -159,8 +198,8 @@ def test_parse_point() -> None:
 # ------------------------------------------------------------------------------------------------------- CLI
 
 
-def costa(*args: str, home: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COSTA_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+def costa(*args: str, home: Path, **extra_env: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COSTA_HOME": str(home), "HF_HUB_OFFLINE": "1", **extra_env}
     env.pop("OPENAI_BASE_URL", None)
     return subprocess.run(
         [sys.executable, "-m", "costa", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
@@ -211,3 +250,35 @@ def test_cli_point_recolours_the_clicked_object(blob_png: Path, tmp_path: Path, 
     after = np.asarray(Image.open(out).convert("RGB")).astype(int)
     assert after[60, 80, 0] > before[60, 80, 0] + 60  # the blue blob turned pink
     assert np.array_equal(after[:10, :10], before[:10, :10])
+
+
+def test_cli_darkens_a_square_named_by_its_colour_and_says_it_is_a_proposal(tmp_path: Path, _costa_home) -> None:
+    """'make the blue square darker' on a real photo, no pointing: the square is found by its colour and darkened,
+    nothing else changes; the region editor has no real-photo evidence yet, so the CLI says 'proposed', exits 4 and
+    writes nothing unless --accept-unverified (the shipped calibration, not the tests' fake one)."""
+    from skimage.data import astronaut
+
+    from costa.calibration import CALIBRATION_FILE
+
+    real = {"COSTA_CALIBRATION_TABLE": str(CALIBRATION_FILE)}
+
+    photo = np.ascontiguousarray(astronaut()[::2, ::2])  # 256 x 256
+    photo[200:240, 200:240] = (20, 60, 230)
+    src = tmp_path / "marks.png"
+    Image.fromarray(photo).save(src)
+    out = tmp_path / "out.png"
+    r = costa("edit", str(src), "make the blue square darker", "-o", str(out), "--no-record", home=_costa_home, **real)
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "colour_grounder" in r.stdout and "region_adjust" in r.stdout and "proposed" in r.stdout
+    assert not out.exists()
+    r = costa("edit", str(src), "make the blue square darker", "-o", str(out), "--no-record", "--accept-unverified",
+              home=_costa_home, **real)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = np.asarray(Image.open(out).convert("RGB")).astype(int)
+    square = np.zeros(photo.shape[:2], bool)
+    square[200:240, 200:240] = True
+    from costa.imagestats import lab_stats
+
+    assert lab_stats(after.astype(np.uint8), square).lightness < lab_stats(photo, square).lightness - 5
+    far = ~dilate_mask(square, 6)
+    assert np.array_equal(after[far], photo[far].astype(int))

@@ -135,6 +135,21 @@ def test_duplicate_tool_id(docs) -> None:
     assert "duplicate tool id 'rapidocr_detect'" in _bad(docs, m)
 
 
+def test_in_region_is_for_image_wide_editors_a_target_may_limit(docs) -> None:
+    def not_bool(sub, tools, bench):
+        tools["tools"][0]["in_region"] = "yes"
+
+    assert "'in_region' must be true or false, got 'yes'" in _bad(docs, not_bool)
+
+    def on_ocr(sub, tools, bench):
+        tools["tools"][0]["in_region"] = True  # rapidocr_detect serves text kinds, none image-wide
+
+    msg = _bad(docs, on_ocr)
+    assert "tools.yaml row 1" in msg and "'in_region' is for an image-wide editor" in msg
+    t = load_tables()
+    assert {s.id for s in t.tools.values() if s.in_region} >= {"global_adjust", "region_adjust", "unsharp_deblur"}
+
+
 def test_missing_benchmark_row(docs) -> None:
     def m(sub, tools, bench):
         return "\n".join(line for line in bench.splitlines() if not line.startswith("sam,object_removal"))

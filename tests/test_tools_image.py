@@ -419,6 +419,31 @@ def test_adjusting_a_target_needs_a_region_and_leaves_the_rest() -> None:
     assert check(task, image, out, boxes=(box,)).passed(0.8)
 
 
+def test_darkening_a_saturated_square_on_black_darkens_it_and_keeps_the_shadows() -> None:
+    """A saturated red square on a near-black helmet (the conversation suite's d34, d50): a per-channel curve moved its
+    L* by under 4 (the strong channel barely moves, the weak ones go to 0), so the check failed it; the luma curve
+    with a linear toe darkens it clearly (as much as a grey, about 10 L*) and leaves the shadows of the feathered ring
+    their detail; 'slightly' needs only half the check's move."""
+    rng = np.random.default_rng(3)
+    image = rng.integers(4, 20, size=(80, 80, 3)).astype(np.uint8)  # dark, textured surround
+    image[20:60, 20:60] = (220, 20, 30)
+    box = Box(20, 20, 40, 40)
+    inside = box.to_mask(80, 80)
+    for words, least in (("darker", 6.0), ("slightly darker", 3.0)):
+        task = Subtask(id="s1", kind="global_adjustment", target="red square", result=words)
+        out = run("global_adjust", image, task, boxes=(box,))
+        assert out.image is not None
+        assert lab_stats(out.image, inside).lightness < lab_stats(image, inside).lightness - least
+        verdict = check(task, image, out, boxes=(box,))
+        assert verdict.passed(0.8), verdict.reasons
+        ring = (out.edited_region & ~inside) if out.edited_region is not None else ~inside
+        crushed = np.all(out.image[ring] <= 3, axis=1).mean() - np.all(image[ring] <= 3, axis=1).mean()
+        assert crushed <= 0.03  # the shadows around it keep their gradations
+    unchanged = ToolOutput(image=image.copy(), edited_region=inside)
+    slight = Subtask(id="s1", kind="global_adjustment", target="red square", result="slightly darker")
+    assert check(slight, image, unchanged, boxes=(box,)).quality == 0.0  # half the bar is still a bar
+
+
 def test_psnr_and_seam_helpers() -> None:
     a = np.zeros((8, 8, 3), np.uint8)
     b = a.copy()

@@ -363,6 +363,17 @@ _MIN_LIGHTNESS = 3.0  # L* units
 _MIN_CONTRAST_RATIO = 1.10  # L* standard deviation after / before (or before / after for less)
 _MIN_CHROMA_RATIO = 1.15  # mean chroma after / before (or before / after)
 _MIN_WARMTH = 3.0  # b* units
+#: The least change asked for, as a share of the above: "slightly" (half the plain amount) needs half the move, never
+#: less than half (a move under about 1.5 L* is not visible, so it cannot count as done).
+_LEAST_SCALE = 0.5
+
+
+def _asked_scale(amount: float) -> float:
+    """How much of the plain minimum a request of `amount` (0–1; plain 0.25) must move: in [0.5, 1]. A bigger amount
+    does not raise the bar (a region already near black cannot darken by much, and that is not a failure of degree)."""
+    from costa.tools.adjust import DEFAULT_AMOUNT
+
+    return float(np.clip(amount / DEFAULT_AMOUNT, _LEAST_SCALE, 1.0))
 
 
 def check_adjustment(
@@ -370,12 +381,13 @@ def check_adjustment(
 ) -> Verdict:
     """Did the asked statistic move the asked way by at least a visible amount, without clipping detail away?
 
-    Moved (CIELAB, inside the target's region when limited to one): brightness — mean L* by ≥ 3 → 1.0, 0 at 0 or the
-    wrong way; contrast — L* standard deviation × ≥ 1.10 (or ÷ for less) → 1.0, 0 at ×1.0 (a flat image, L* spread
-    < 0.5, cannot be made more contrasty); saturation — mean chroma × ≥ 1.15 (or ÷) → 1.0, 0 at ×1.0 (an image
-    without colour cannot be made more saturated); warmth — mean b* by ≥ 3 the asked way → 1.0; black and white —
-    mean chroma ≤ 2 → 1.0, 0 at 8; sepia — warm tint (mean b* ≥ 8 and b* > a* ≥ 0) with little chroma spread
-    (≤ 8) → 1.0.
+    Moved (CIELAB, inside the target's region when limited to one; each least move below is for the plain amount, and a
+    smaller asked amount — "slightly", "a bit more" — needs proportionally less, down to half): brightness — mean L* by
+    ≥ 3 → 1.0, 0 at 0 or the wrong way; contrast — L* standard deviation × ≥ 1.10 (or ÷ for less) → 1.0, 0 at ×1.0 (a
+    flat image, L* spread < 0.5, cannot be made more contrasty); saturation — mean chroma × ≥ 1.15 (or ÷) → 1.0, 0 at
+    ×1.0 (an image without colour cannot be made more saturated); warmth — mean b* by ≥ 3 the asked way → 1.0; black and
+    white — mean chroma ≤ 2 → 1.0, 0 at 8; sepia — warm tint (mean b* ≥ 8 and b* > a* ≥ 0) with little chroma spread (≤
+    8) → 1.0.
     Clipping: share of pixels with a channel at 0 or 255, after minus before, ≤ 2 % → 1.0, 0 at 10 %; and crushed
     shadows and blown highlights separately (`checks.artifacts.clipping_verdict`): a tail the adjustment was not asked
     to move toward may grow by 1 % at most.
@@ -392,12 +404,14 @@ def check_adjustment(
     sb, sa = lab_stats(before.image, region), lab_stats(after.image, region)
     parts: list[tuple[float, str]] = []
     way = "more" if adj.sign > 0 else "less"
+    scale = _asked_scale(adj.amount)
     if adj.quantity == "brightness":
         moved = (sa.lightness - sb.lightness) * adj.sign
+        least = _MIN_LIGHTNESS * scale
         parts.append(
             (
-                _ramp(moved, _MIN_LIGHTNESS, 0.0),
-                f"mean L* {sb.lightness:.1f} → {sa.lightness:.1f} (≥3 the asked way → 1.0)",
+                _ramp(moved, least, 0.0),
+                f"mean L* {sb.lightness:.1f} → {sa.lightness:.1f} (≥{least:.1f} the asked way → 1.0)",
             )
         )
     elif adj.quantity == "contrast" and sb.contrast < 0.5:
@@ -406,10 +420,11 @@ def check_adjustment(
     elif adj.quantity == "contrast":
         ratio = (sa.contrast + 1e-6) / (sb.contrast + 1e-6)
         ratio = ratio if adj.sign > 0 else 1.0 / ratio
+        least = 1.0 + (_MIN_CONTRAST_RATIO - 1.0) * scale
         parts.append(
             (
-                _ramp(ratio, _MIN_CONTRAST_RATIO, 1.0),
-                f"L* spread {sb.contrast:.1f} → {sa.contrast:.1f}: ×{ratio:.2f} {way} (≥1.10 → 1.0)",
+                _ramp(ratio, least, 1.0),
+                f"L* spread {sb.contrast:.1f} → {sa.contrast:.1f}: ×{ratio:.2f} {way} (≥{least:.2f} → 1.0)",
             )
         )
     elif adj.quantity == "saturation":
@@ -420,18 +435,20 @@ def check_adjustment(
         else:
             ratio = (sa.chroma + 1e-6) / (sb.chroma + 1e-6)
             ratio = ratio if adj.sign > 0 else 1.0 / ratio
+            least = 1.0 + (_MIN_CHROMA_RATIO - 1.0) * scale
             parts.append(
                 (
-                    _ramp(ratio, _MIN_CHROMA_RATIO, 1.0),
-                    f"mean chroma {sb.chroma:.1f} → {sa.chroma:.1f}: ×{ratio:.2f} {way} (≥1.15 → 1.0)",
+                    _ramp(ratio, least, 1.0),
+                    f"mean chroma {sb.chroma:.1f} → {sa.chroma:.1f}: ×{ratio:.2f} {way} (≥{least:.2f} → 1.0)",
                 )
             )
     elif adj.quantity == "warmth":
         moved = (sa.b - sb.b) * adj.sign
+        least = _MIN_WARMTH * scale
         parts.append(
             (
-                _ramp(moved, _MIN_WARMTH, 0.0),
-                f"mean b* {sb.b:.1f} → {sa.b:.1f} (≥3 {'warmer' if adj.sign > 0 else 'cooler'} → 1.0)",
+                _ramp(moved, least, 0.0),
+                f"mean b* {sb.b:.1f} → {sa.b:.1f} (≥{least:.1f} {'warmer' if adj.sign > 0 else 'cooler'} → 1.0)",
             )
         )
     elif adj.quantity == "grayscale":

@@ -52,11 +52,12 @@ class Previews:
         return self.services.estimates.get(n.tool, n.kind)
 
     def pointing_helps(self, kind: str) -> bool:
-        """Whether a subtask of `kind` has a ready tool path that starts from what the user points at."""
+        """Whether a subtask of `kind` has a ready tool path that starts from what the user points at (a tool that
+        takes the pointing as input, or an image-wide editor that acts inside the pointed region: `in_region`)."""
         tables = self.services.tables
         pointed = frozenset({"boxes", "masks", "points"})
         chains = subtask_chains(tables, kind, pointed, self.services.is_ready_fn())
-        return any(set(tables.tools[c[0]].inputs) & pointed for c in chains)
+        return any(set(tables.tools[c[0]].inputs) & pointed or tables.tools[c[0]].in_region for c in chains)
 
     def pointing_subtasks(self, plan: Plan, unavailable: Mapping[str, str]) -> set[str]:
         """The unavailable subtasks that pointing (a click, box or brush) would make runnable."""

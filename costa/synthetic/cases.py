@@ -44,6 +44,23 @@ CASE_KINDS = TEXT_SIGN_KINDS | TEXT_CONTACT_KINDS | OBJECT_KINDS | GROUNDING_KIN
 EXTRA_RECOLOUR_TARGETS = ("white", "black", "grey", "navy", "gold")
 
 
+def targeted_adjust_cases(n: int, seed: int = 0) -> list[BenchCase]:
+    """`n` global adjustments limited to a named object ("make the red object darker"): the object scenes of the
+    recolouring cases, so a grounder's mask is scored against the object's true mask and the region editor's step by
+    the adjustment check inside it (a grounder and `region_adjust` serve an adjustment only when it names a target)."""
+    from dataclasses import replace
+
+    from costa.synthetic.cases_image import ADJUSTMENTS
+
+    rng = np.random.default_rng(scene_seeds(1, seed, "subtask-targeted-adjust")[0])
+    out = []
+    for case in make_cases("object_recoloration", n, seed):
+        result = ADJUSTMENTS[int(rng.integers(len(ADJUSTMENTS)))]
+        sub = case.subtask.model_copy(update={"kind": "global_adjustment", "result": result, "params": {}})
+        out.append(replace(case, subtask=sub))
+    return out
+
+
 def make_cases(kind: str, n: int, seed: int = 0, style: str | None = None) -> list[BenchCase]:
     """Build `n` cases for subtask `kind` from `seed`.
 

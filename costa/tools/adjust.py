@@ -5,10 +5,12 @@ saturated", "warmer", "more contrast", "grayscale", "sepia") with an optional de
 — and how much from the `amount` parameter when a plan sets it. The adjustment check uses the same parser, so the
 tool and its check agree on what was asked.
 
-`GlobalAdjuster` works in ways that cannot clip by themselves: brightness by a gamma curve (0 stays 0, 255 stays
-255), more contrast by stretching luma about the image's mean with soft shoulders, less contrast by pulling luma
-toward its mean, saturation by scaling CIELAB chroma, warmth by shifting CIELAB b* (and a little a*). A subtask with a
-target acts only inside the user's region (see `costa.tools.region`). Milliseconds.
+`GlobalAdjuster` works in ways that cannot clip by themselves: brightness by a gamma curve on luma, each pixel keeping
+its colour offset from grey as far as the gamut allows (a per-channel curve barely darkens a saturated red, whose strong
+channel moves little, while it crushes the weak ones to 0), more contrast by stretching luma about the image's mean with
+soft shoulders, less contrast by pulling luma toward its mean, saturation by scaling CIELAB chroma, warmth by shifting
+CIELAB b* (and a little a*). A subtask with a target acts only inside the user's region (see `costa.tools.region`).
+Milliseconds.
 """
 
 from __future__ import annotations
@@ -193,19 +195,29 @@ def _warm(image: np.ndarray, sign: int, strength: float) -> np.ndarray:
 def adjust(image: np.ndarray, adj: Adjustment, region: np.ndarray | None = None) -> np.ndarray:
     """Apply `adj` to an RGB uint8 image and return float32 RGB in 0–255 (statistics over `region` when given).
 
-    What amount 1 means: brightness — gamma 1/3 (brighter) or 3 (darker); contrast — luma stretched × 2.6 about its
+    What amount 1 means: brightness — luma gamma 1/3 (brighter) or 3 (darker; in the shadows luma ÷ 3 instead, where
+    that is brighter than the curve); contrast — luma stretched × 2.6 about its
     mean with soft shoulders (more) or all luma pulled to the mean (less); saturation — colour × 3 within the gamut
     (more) or grey (less); warmth — red and blue moved 60 % of the way to 255 / 0 (reversed for cooler).
     """
     a = adj.amount
     where = region if region is not None else np.ones(image.shape[:2], dtype=bool)
     if adj.quantity == "brightness":
-        gamma = 1.0 / (1.0 + 2.0 * a) if adj.sign > 0 else 1.0 + 2.0 * a
-        return 255.0 * (image.astype(np.float32) / 255.0) ** gamma
+        y = luma(image)
+        if adj.sign > 0:
+            return _with_luma(image, 255.0 * (y / 255.0) ** (1.0 / (1.0 + 2.0 * a)))
+        # Darker: the gamma curve from the mid-tones up (white stays white), and in the shadows, where that curve
+        # flattens toward 0 and would crush dark detail to black, a plain scaling by the same factor the curve has
+        # where the two meet (a shadow keeps its gradations, only dimmer).
+        curve = 255.0 * (y / 255.0) ** (1.0 + 2.0 * a)
+        return _with_luma(image, np.maximum(curve, y / (1.0 + 2.0 * a)))
     if adj.quantity == "contrast":
         y = luma(image) / 255.0
         pivot = float(np.clip(y[where].mean(), 0.05, 0.95))
-        new = _stretch(y, pivot, 1.0 + 1.6 * a) if adj.sign > 0 else pivot + (y - pivot) * (1.0 - a)
+        gain = 1.0 + 1.6 * a
+        # More contrast: never darker than the luma ÷ the gain, so deep shadows keep their gradations (the stretch's
+        # lower shoulder alone runs them into black on a dark photo).
+        new = np.maximum(_stretch(y, pivot, gain), y / gain) if adj.sign > 0 else pivot + (y - pivot) * (1.0 - a)
         return _with_luma(image, (new * 255.0).astype(np.float32))
     if adj.quantity == "saturation":
         return _scale_colour(image, 1.0 + 2.0 * a if adj.sign > 0 else 1.0 - a)

@@ -16,7 +16,7 @@ from costa.events import PointingNeeded
 from costa.graph import GOAL, START, StepNode, ToolGraph, build_plan_graph, build_subtask_graph, step_key
 from costa.targets import findable_by, ground_advice
 from costa.turn.records import UserRegion
-from costa.types import Plan, Subtask
+from costa.types import Plan, Subtask, ToolSpec
 
 
 def build_graph(services: Any, plan: Plan, region: UserRegion) -> ToolGraph:
@@ -28,9 +28,12 @@ def build_graph(services: Any, plan: Plan, region: UserRegion) -> ToolGraph:
     tools = services.tables.tools
 
     def can_serve(subtask: Subtask, tool_id: str) -> str | None:
-        if not subtask.target or findable_by(tools[tool_id].family, subtask.target):
+        spec = tools[tool_id]
+        if spec.in_region:
+            return region_refusal(subtask, spec, given[subtask.id])
+        if not subtask.target or findable_by(spec.family, subtask.target):
             return None
-        return f"{tool_id} cannot find {subtask.target!r} ({tools[tool_id].family} grounding);"
+        return f"{tool_id} cannot find {subtask.target!r} ({spec.family} grounding);"
 
     return build_plan_graph(
         services.tables,
@@ -40,6 +43,26 @@ def build_graph(services: Any, plan: Plan, region: UserRegion) -> ToolGraph:
         why_not=lambda t: services.why_not(t) or "ready",
         can_serve=can_serve,
     )
+
+
+def region_refusal(subtask: Subtask, spec: ToolSpec, pointed: frozenset[str]) -> str | None:
+    """Why an image-wide editor that a target limits (`ToolSpec.in_region`) cannot serve `subtask`, or None.
+
+    With a target it acts inside the target's region: one that reads the region from the state only (no `masks`
+    input) needs the user's box or brush or a remembered region — it cannot locate "the blue square" by itself, and
+    the message says so in the words `pointing_events` asks for pointing on; one fed by a grounder's masks serves when
+    no region was given (with a region given, the first serves it directly: the same edit twice is not a fallback).
+    Without a target the edit is the whole image, which needs no grounder.
+    """
+    grounded = "masks" in spec.inputs
+    if not subtask.target:
+        return f"{spec.id} edits a named target's region and this edit is the whole image;" if grounded else None
+    located = bool(pointed & {"boxes", "masks"})
+    if grounded and "masks" in pointed:
+        return f"{spec.id}: the region of {subtask.target!r} is given already;"
+    if not grounded and not located:
+        return f"{spec.id} cannot find {subtask.target!r} by itself (it needs its region);"
+    return None
 
 
 def subtask_graph(

@@ -238,6 +238,44 @@ def test_an_unreachable_server_is_one_sentence_naming_the_url_without_its_passwo
 
 
 @postgresql
+def test_a_server_outage_is_one_sentence_and_the_store_works_again_once_it_is_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import costa.store.postgres as postgres
+    from costa.testing.pg_server import fresh_database, missing_reason, pg_server_process
+
+    if missing_reason():
+        pytest.skip(missing_reason() or "")
+    monkeypatch.setattr(postgres, "PROBE_AFTER_S", 0.0)  # every pooled connection is checked before it is reused
+    with pg_server_process() as server:  # its own server: this test stops it
+        store = Store(tmp_path, PostgresDatabase(fresh_database(server.url)))
+        s = store.create_session()
+        server.stop()
+        server.start()  # a restart nobody saw: the pooled connection is dead
+        assert store.session(s.id).head is None
+        server.stop()
+        with pytest.raises(StorageError, match="cannot be reached") as caught:
+            store.add_version(s.id, img(1), "upload", "upload")
+        text = str(caught.value)
+        assert "COSTA_DATABASE_URL" in text and "costa-test" not in text and "\n" not in text
+        server.start()
+        v = store.add_version(s.id, img(1), "upload", "upload")  # the pool's dead connections were replaced
+        assert store.session(s.id).head == v.id
+
+
+def test_the_app_refuses_an_unreachable_database_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from costa.testing.pg_server import free_port
+    from tests.test_store_safety import run_app_until_exit
+
+    monkeypatch.setenv("COSTA_DATABASE_URL", f"postgresql://costa:s3cret@127.0.0.1:{free_port()}/costa")
+    r = run_app_until_exit(tmp_path / "home")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    lines = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "COSTA_DATABASE_URL" in lines[0] and "cannot be reached" in lines[0], r.stderr[-2000:]
+    assert "s3cret" not in r.stderr + r.stdout
+
+
+@postgresql
 def test_a_refused_login_is_one_sentence_without_the_password(postgresql_url: str, tmp_path: Path) -> None:
     url = postgresql_url.replace(":costa-test@", ":wrong-Pa55@")
     assert url != postgresql_url

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import logging
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 POOL_SIZE = 4
 #: Seconds to wait for the server when connecting.
 CONNECT_TIMEOUT_S = 5
+#: A pooled connection idle for longer than this is checked (one round trip) before it is used again, so a server
+#: restart or an idle timeout costs a reconnect, not a failed request.
+PROBE_AFTER_S = 2.0
 #: SQLSTATEs (https://www.postgresql.org/docs/current/errcodes-appendix.html) and what each means for the user.
 _DISK_FULL = ("53100", "53200")  # disk_full, out_of_memory
 _READ_ONLY = ("25006",)  # read_only_sql_transaction (a standby, or default_transaction_read_only)
@@ -200,7 +204,7 @@ class PostgresDatabase:
         self._dsn = url
         self.url = redact_url(url)
         self.pool_size = pool_size
-        self._idle: list[psycopg.Connection[Any]] = []
+        self._idle: list[tuple[psycopg.Connection[Any], float]] = []  # (connection, monotonic time it came back)
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------------------------------ connections
@@ -223,11 +227,22 @@ class PostgresDatabase:
         return db
 
     def _checkout(self) -> psycopg.Connection[Any]:
-        with self._lock:
-            while self._idle:
-                db = self._idle.pop()
-                if not db.closed and not db.broken:
-                    return db
+        import psycopg
+
+        while True:
+            with self._lock:
+                if not self._idle:
+                    break
+                db, since = self._idle.pop()
+            if db.closed or db.broken:
+                db.close()
+                continue
+            if time.monotonic() - since < PROBE_AFTER_S:
+                return db
+            try:
+                db.execute("SELECT 1")
+                return db
+            except psycopg.Error:  # the server restarted or dropped it: open a new one
                 db.close()
         return self._open()
 
@@ -237,7 +252,7 @@ class PostgresDatabase:
         if not db.closed and not db.broken and db.info.transaction_status == TransactionStatus.IDLE:
             with self._lock:
                 if len(self._idle) < self.pool_size:
-                    self._idle.append(db)
+                    self._idle.append((db, time.monotonic()))
                     return
         db.close()
 
@@ -245,7 +260,7 @@ class PostgresDatabase:
         """Close the pooled connections (a later `connect` opens new ones)."""
         with self._lock:
             idle, self._idle = self._idle, []
-        for db in idle:
+        for db, _ in idle:
             db.close()
 
     @contextmanager

@@ -21,6 +21,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 #: Where Debian's postgresql package puts the server's programs (COSTA_PG_BIN: another folder).
@@ -74,9 +75,40 @@ def _run(argv: list[str], what: str) -> None:
         raise RuntimeError(f"{what} failed (exit {r.returncode}): {(r.stderr or r.stdout).strip()[-1500:]}")
 
 
+@dataclass
+class PgServer:
+    """A throwaway server's folder, port and URL; `start` and `stop` it (a test of an outage stops it meanwhile)."""
+
+    binaries: Path
+    root: Path
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> None:
+        data, log = self.root / "data", self.root / "server.log"
+        # durability off: a test server's data is thrown away; the socket folder is ours, not /var/run/postgresql
+        options = (f"-h 127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c synchronous_commit=off "
+                   "-c full_page_writes=off -c max_connections=60 -c shared_buffers=16MB")  # fmt: skip
+        try:
+            _run([str(self.binaries / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60", "-o", options,
+                  "start"], "starting PostgreSQL")  # fmt: skip
+        except RuntimeError as e:
+            tail = log.read_text(errors="replace")[-1500:] if log.is_file() else ""
+            raise RuntimeError(f"{e}; server log: {tail}") from e
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server: "fast" keeps what was committed (WAL flushed); "immediate" is a crash (the end of a run:
+        with fsync and synchronous commit off, recent commits may be lost)."""
+        _run([str(self.binaries / "pg_ctl"), "-D", str(self.root / "data"), "-m", mode, "-w", "stop"],
+             "stopping PostgreSQL")  # fmt: skip
+
+
 @contextmanager
-def pg_server() -> Iterator[str]:
-    """Start a PostgreSQL server in a temp directory and yield its URL; stop it and delete the directory after.
+def pg_server_process() -> Iterator[PgServer]:
+    """Make a PostgreSQL cluster in a temp directory and start it; stop it and delete the directory after.
 
     Raises:
         RuntimeError: the binaries are missing, or initdb / the server failed (the message holds its log's end).
@@ -86,29 +118,29 @@ def pg_server() -> Iterator[str]:
         raise RuntimeError(missing_reason() or "no PostgreSQL server binaries")
     root = Path(tempfile.mkdtemp(prefix="costa-pg-"))
     _give_to_server_user(root)
-    data, log = root / "data", root / "server.log"
-    port = free_port()
+    server = PgServer(binaries, root, free_port())
     try:
         pwfile = root / "password"
         pwfile.write_text(PASSWORD + "\n")
         _give_to_server_user(pwfile)
-        _run([str(binaries / "initdb"), "-D", str(data), "-U", USER, f"--pwfile={pwfile}", "--auth-local=trust",
-              "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync"], "initdb")  # fmt: skip
-        # durability off: a test server's data is thrown away; the socket folder is ours, not /var/run/postgresql
-        options = (f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off -c synchronous_commit=off "
-                   "-c full_page_writes=off -c max_connections=60 -c shared_buffers=16MB")  # fmt: skip
+        _run([str(binaries / "initdb"), "-D", str(root / "data"), "-U", USER, f"--pwfile={pwfile}",
+              "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync"],
+             "initdb")  # fmt: skip
+        server.start()
         try:
-            _run([str(binaries / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60", "-o", options,
-                  "start"], "starting PostgreSQL")  # fmt: skip
-        except RuntimeError as e:
-            tail = log.read_text(errors="replace")[-1500:] if log.is_file() else ""
-            raise RuntimeError(f"{e}; server log: {tail}") from e
-        try:
-            yield f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{port}/postgres"
+            yield server
         finally:
-            _run([str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], "stopping PostgreSQL")
+            if (root / "data" / "postmaster.pid").exists():
+                server.stop("immediate")
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def pg_server() -> Iterator[str]:
+    """`pg_server_process`, yielding the server's URL."""
+    with pg_server_process() as server:
+        yield server.url
 
 
 def fresh_database(url: str) -> str:

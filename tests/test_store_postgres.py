@@ -351,6 +351,8 @@ def test_two_session_cores_on_one_database_share_a_sessions_turn_lock_and_stop(
         )
         turn.start()
         wait_for(lambda: slow_tools.CALLS["started"] > began, 90, "the slow fake tool to start")
+        assert second.busy(sid) and not second.runtimes.busy(sid)  # running on the other replica, not here
+        assert second.versions.turn_views(sid, None)[-1].status == "searching"  # a reload there: not "interrupted"
         with pytest.raises(InputError, match="already running"):
             list(second.run(second.prepare(sid, None, REPLACE, opts)))
         with pytest.raises(InputError, match="undo, redo, branch and uploads wait"), second.writing(sid):
@@ -361,7 +363,7 @@ def test_two_session_cores_on_one_database_share_a_sessions_turn_lock_and_stop(
         assert not turn.is_alive() and time.perf_counter() - t0 < STOP_BOUND + 1
         assert views[-1].status == "stopped"
         assert second.store.turns(sid)[-1].summary.get("stopped_by") == "stop"
-        assert not second.stop(sid, None)  # nothing runs now
+        assert not second.stop(sid, None) and not second.busy(sid)  # nothing runs now
     finally:
         for core in cores:
             core.close()

@@ -207,7 +207,8 @@ class SessionCore:
         return self.runtimes.get(session_id)
 
     def busy(self, session_id: str) -> bool:
-        return self.runtimes.busy(session_id)
+        """Whether a turn of the session runs, in this process or (on a shared database) another replica."""
+        return self.runtimes.busy(session_id) or self.store.db.turn_held(session_id)
 
     @contextmanager
     def writing(self, session_id: str) -> Iterator[SessionRuntime]:

@@ -18,6 +18,7 @@ import hashlib
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
@@ -206,6 +207,7 @@ class PostgresDatabase:
         self.pool_size = pool_size
         self._idle: list[tuple[psycopg.Connection[Any], float]] = []  # (connection, monotonic time it came back)
         self._lock = threading.Lock()
+        weakref.finalize(self, _close_idle, self._idle)  # a dropped database closes its pool (no lingering sessions)
 
     # ------------------------------------------------------------------------------------------ connections
 
@@ -259,9 +261,7 @@ class PostgresDatabase:
     def close(self) -> None:
         """Close the pooled connections (a later `connect` opens new ones)."""
         with self._lock:
-            idle, self._idle = self._idle, []
-        for db, _ in idle:
-            db.close()
+            _close_idle(self._idle)
 
     @contextmanager
     def connect(self, write: bool = False, durable: bool = True) -> Iterator[PostgresConnection]:
@@ -360,6 +360,12 @@ class PostgresDatabase:
                 (key >> 32, key & 0xFFFFFFFF),
             )
         return int(r["n"]) > 0
+
+
+def _close_idle(idle: list[tuple[Any, float]]) -> None:
+    for db, _ in idle:
+        db.close()
+    idle.clear()
 
 
 def _numeric_loader() -> type:

@@ -91,7 +91,7 @@ class PgServer:
         data, log = self.root / "data", self.root / "server.log"
         # durability off: a test server's data is thrown away; the socket folder is ours, not /var/run/postgresql
         options = (f"-h 127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c synchronous_commit=off "
-                   "-c full_page_writes=off -c max_connections=60 -c shared_buffers=16MB")  # fmt: skip
+                   "-c full_page_writes=off -c max_connections=200 -c shared_buffers=16MB")  # fmt: skip
         try:
             _run([str(self.binaries / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60", "-o", options,
                   "start"], "starting PostgreSQL")  # fmt: skip

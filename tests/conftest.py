@@ -64,3 +64,38 @@ def app_server(tmp_path_factory: pytest.TempPathFactory):
 
     with running_app(tmp_path_factory.mktemp("app_home")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgresql_server():
+    """The URL of a throwaway PostgreSQL server for the whole run (costa/testing/pg_server.py); skips, saying why,
+    when Debian's postgresql binaries are not installed."""
+    from costa.testing.pg_server import missing_reason, pg_server
+
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    with pg_server() as url:
+        yield url
+
+
+@pytest.fixture
+def postgresql_url(postgresql_server: str) -> str:
+    """A fresh, empty database on the test server, for one test."""
+    from costa.testing.pg_server import fresh_database
+
+    return fresh_database(postgresql_server)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgresql)])
+def store_database(request: pytest.FixtureRequest, tmp_path: Path):
+    """Each backend in turn, as a callable giving a new `Database` object on the same database (a second process
+    opening it): SQLite in `tmp_path`, then a fresh PostgreSQL database (skipped without the server)."""
+    if request.param == "sqlite":
+        from costa.store.sqlite import SqliteDatabase
+
+        return lambda: SqliteDatabase(tmp_path / "costa.db")
+    from costa.store.postgres import PostgresDatabase
+
+    url = request.getfixturevalue("postgresql_url")
+    return lambda: PostgresDatabase(url)

@@ -1,9 +1,11 @@
-"""The history store: migrations, ownership, the version tree, turns and scores (SQLite in a temp COSTA_HOME)."""
+"""The history store: migrations, ownership, the version tree, turns and scores (SQLite in a temp COSTA_HOME; the
+tests taking `store_database` run on PostgreSQL too)."""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 
 from costa.errors import InputError
 from costa.store import MIGRATIONS, Score, Store, accuracy, image_sha256
+from costa.store.database import Database
 
 
 def img(value: int, h: int = 6, w: int = 8) -> np.ndarray:
@@ -44,8 +47,8 @@ def test_a_new_migration_is_applied_to_an_existing_database(tmp_path: Path, monk
     db.close()
 
 
-def test_sessions_are_private_to_their_owner(tmp_path: Path) -> None:
-    store = Store(tmp_path)
+def test_sessions_are_private_to_their_owner(tmp_path: Path, store_database: Callable[[], Database]) -> None:
+    store = Store(tmp_path, store_database())
     alice = store.create_session("alice")
     anon = store.create_session()
     assert store.session(alice.id, "alice").owner == "alice"
@@ -61,8 +64,8 @@ def test_sessions_are_private_to_their_owner(tmp_path: Path) -> None:
     assert len(alice.id) >= 24  # unguessable: 18 random bytes
 
 
-def test_versions_form_a_tree_with_pixel_hashes(tmp_path: Path) -> None:
-    store = Store(tmp_path)
+def test_versions_form_a_tree_with_pixel_hashes(tmp_path: Path, store_database: Callable[[], Database]) -> None:
+    store = Store(tmp_path, store_database())
     s = store.create_session()
     v1 = store.add_version(s.id, img(10), "upload", "upload")
     v2 = store.add_version(s.id, img(20), "turn", "turn 1", parent_id=v1.id)
@@ -82,8 +85,8 @@ def test_image_hash_depends_on_shape_not_only_bytes() -> None:
     assert image_sha256(img(0, 4, 6)) != image_sha256(img(0, 6, 4))
 
 
-def test_turns_record_plan_events_and_summary(tmp_path: Path) -> None:
-    store = Store(tmp_path)
+def test_turns_record_plan_events_and_summary(tmp_path: Path, store_database: Callable[[], Database]) -> None:
+    store = Store(tmp_path, store_database())
     s = store.create_session()
     tid = store.start_turn(s.id, None, "remove the text", None, {"alpha": 1.0})
     assert store.turn(s.id, tid).status == "running"
@@ -97,8 +100,8 @@ def test_turns_record_plan_events_and_summary(tmp_path: Path) -> None:
         store.turn(s.id, "abc")  # type: ignore[arg-type]
 
 
-def test_scores_validate_levels_turns_and_subtasks(tmp_path: Path) -> None:
-    store = Store(tmp_path)
+def test_scores_validate_levels_turns_and_subtasks(tmp_path: Path, store_database: Callable[[], Database]) -> None:
+    store = Store(tmp_path, store_database())
     s = store.create_session()
     plan = {"subtasks": [{"id": "s1", "kind": "text_removal"}, {"id": "s2", "kind": "text_addition"}]}
     tid = store.start_turn(s.id, None, "x", plan, {})
@@ -134,8 +137,8 @@ def test_accuracy_averages_evaluators_then_subtasks_then_tasks() -> None:
     assert accuracy([]) == ({}, None)
 
 
-def test_concurrent_writers_do_not_lose_versions(tmp_path: Path) -> None:
-    store = Store(tmp_path)
+def test_concurrent_writers_do_not_lose_versions(tmp_path: Path, store_database: Callable[[], Database]) -> None:
+    store = Store(tmp_path, store_database())
     sessions = [store.create_session() for _ in range(4)]
 
     def write(sid: str) -> None:

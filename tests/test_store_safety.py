@@ -183,18 +183,6 @@ def test_the_app_refuses_a_read_only_home_in_one_line(tmp_path: Path) -> None:
     assert "cannot be written" in r.stderr and "COSTA_HOME" in r.stderr
 
 
-def test_a_postgresql_url_is_a_clear_refusal_not_a_crash(tmp_path) -> None:
-    """The PostgreSQL backend is not built: COSTA_DATABASE_URL naming it is one sentence, not an ImportError."""
-    from costa.config import Settings
-    from costa.errors import InputError
-    from costa.store.backends import database_for
-
-    with pytest.raises(InputError, match="not built"):
-        database_for(Settings(home=tmp_path, database_url="postgresql://u@127.0.0.1/costa"))
-    with pytest.raises(InputError, match="must start with"):
-        database_for(Settings(home=tmp_path, database_url="mysql://x"))
-
-
 def test_tools_switched_off_are_routed_around_and_unknown_ids_are_named(tmp_path) -> None:
     """COSTA_TOOLS_OFF: the listed tools are not ready (the search never runs them); a misspelt id is refused."""
     from costa.config import Settings

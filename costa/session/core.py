@@ -36,6 +36,7 @@ from costa.services import Services
 from costa.session.history import SessionHistory
 from costa.session.preview import Previews
 from costa.session.proposals import SessionProposals
+from costa.session.replicas import replica_turn, stop_elsewhere
 from costa.session.run import Operation, TurnRun
 from costa.session.runtime import STOPPED_BY_LEFT, STOPPED_BY_STOP, Runtimes, SessionRuntime
 from costa.session.turns import PlanResult, TurnOptions, Vocabulary, check_instruction, llm_client, region_warnings
@@ -206,7 +207,8 @@ class SessionCore:
         return self.runtimes.get(session_id)
 
     def busy(self, session_id: str) -> bool:
-        return self.runtimes.busy(session_id)
+        """Whether a turn of the session runs, in this process or (on a shared database) another replica."""
+        return self.runtimes.busy(session_id) or self.store.db.turn_held(session_id)
 
     @contextmanager
     def writing(self, session_id: str) -> Iterator[SessionRuntime]:
@@ -216,7 +218,7 @@ class SessionCore:
         if not rt.history.acquire(timeout=HISTORY_WAIT_S):
             raise InputError("another undo, redo or branch of this session is being saved: try again")
         try:
-            if rt.running:
+            if rt.running or self.store.db.turn_held(session_id):  # here, or on another replica
                 raise InputError(TURN_RUNNING)
             yield rt
         finally:
@@ -352,17 +354,21 @@ class SessionCore:
         rt = self.runtime(req.session_id)
         if not rt.lock.acquire(blocking=False):
             raise InputError(BUSY)
-        with rt.history:  # an undo being saved finishes first; later ones wait for the turn (`writing`)
-            rt.running = True
         try:
-            session = self.store.session(req.session_id, req.owner)
-            if req.base is not None and session.head != req.base.id:
-                raise InputError("the current image changed while this request waited: send it again")
             rt.stop.clear()
             rt.stop_reason, rt.tab = "", tab
-            yield from self._run_locked(session, rt, req, on_progress)
+            # the database's lock too: another replica sharing the store refuses a second turn of this session
+            with replica_turn(self.store, rt, req.session_id, BUSY):
+                with rt.history:  # an undo being saved finishes first; later ones wait for the turn (`writing`)
+                    rt.running = True
+                try:
+                    session = self.store.session(req.session_id, req.owner)
+                    if req.base is not None and session.head != req.base.id:
+                        raise InputError("the current image changed while this request waited: send it again")
+                    yield from self._run_locked(session, rt, req, on_progress)
+                finally:
+                    rt.running = False
         finally:
-            rt.running = False
             rt.lock.release()
 
     def _run_locked(
@@ -378,8 +384,8 @@ class SessionCore:
         as they were before the turn."""
         self.store.session(session_id, owner)
         rt = self.runtime(session_id)
-        if not rt.running:
-            return False
+        if not rt.running:  # another replica sharing the store may run it: ask it through the database
+            return stop_elsewhere(self.store, session_id, STOPPED_BY_STOP)
         rt.stop_reason = rt.stop_reason or STOPPED_BY_STOP
         rt.stop.set()
         return True

@@ -222,8 +222,10 @@ class SessionHistory:
             ev = event_from_dict(d)
             if ev is not None:
                 view.apply(ev)
-        if turn.status == "running" and self.runtimes.busy(turn.session_id):
-            view.status = "searching"  # in this process, right now (another tab's, or the page was just reloaded)
+        if turn.status == "running" and (
+            self.runtimes.busy(turn.session_id) or self.store.db.turn_held(turn.session_id)
+        ):  # in this process or another replica, right now (another tab's, or the page was just reloaded)
+            view.status = "searching"
             view.notes.append(STILL_RUNNING)
         elif turn.status in ("running", "interrupted"):
             view.status = "stopped"

@@ -1,7 +1,8 @@
 """Server-side history: sessions, image versions, turns, scores, memory and FaSTA*'s observations.
 
 One store owner for every table: `Store` (`costa.store.core`) over a database backend (`costa.store.sqlite`, the
-embedded default; a PostgreSQL one for several replicas is not built yet) and the version files (`costa.store.files`).
+embedded default; `costa.store.postgres` for several replicas, COSTA_DATABASE_URL=postgresql://…) and the version files
+(`costa.store.files`).
 The schema is an append-only list of migrations (`costa.store.migrations`). Layout under `home` (COSTA_HOME):
 `costa.db`, `sessions/STORE` (the store's identity, also in the database) and `sessions/<folder>/` per session, where
 `<folder>` is a hash of the session id (never the id itself, which is an access key) holding the image files, named by

@@ -15,17 +15,25 @@ if TYPE_CHECKING:
 def database_for(settings: Settings) -> Database:
     """The backend `settings.database_url` names (None: SQLite at COSTA_HOME/costa.db).
 
+    A postgresql:// URL needs psycopg 3 (in requirements.txt); it is imported only here, when such a URL is given.
+
     Raises:
-        InputError: a URL of an engine costa does not support (PostgreSQL is not built yet).
+        InputError: a URL of an engine costa does not support, or PostgreSQL without psycopg installed.
     """
     url = settings.database_url
     if not url:
         return SqliteDatabase(settings.home / "costa.db")
     if url.startswith(("postgresql://", "postgres://")):
-        raise InputError(
-            "COSTA_DATABASE_URL names PostgreSQL, which this version cannot use yet (the shared store for several "
-            "replicas is not built): unset it for SQLite in COSTA_HOME, or give sqlite:///PATH"
-        )
+        import importlib.util
+
+        from costa.store.postgres import PostgresDatabase, redact_url
+
+        if importlib.util.find_spec("psycopg") is None:
+            raise InputError(
+                f"COSTA_DATABASE_URL names PostgreSQL ({redact_url(url)}) but psycopg is not installed: "
+                "pip install -r requirements.txt (psycopg[binary]), or unset it for SQLite in COSTA_HOME"
+            )
+        return PostgresDatabase(url)
     if url.startswith("sqlite:///"):
         from pathlib import Path
 

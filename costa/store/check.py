@@ -73,6 +73,8 @@ def _open(store: Store) -> str:
             )
     else:
         problems = db.integrity(quick=True)
+        if problems and db.dialect != "sqlite":  # a server's own sentence (unreachable, login refused)
+            raise StorageError(problems[0])
         if problems:
             raise StorageError(damaged_message(Path(db.url.removeprefix("sqlite:///")), problems[0][:200]))
     db.migrate()

@@ -286,10 +286,27 @@ class Store:
             db.execute("UPDATE turns SET base_version = ? WHERE id = ?", (parse_id(base_version, "id"), turn_id))
 
     def mark_interrupted(self) -> int:
-        """Mark turns left `running` by a killed process as `interrupted` (call once at app start); return how many."""
+        """Mark turns left `running` by a killed process as `interrupted` (call once at app start); return how many.
+
+        On a shared database a turn whose session's turn lock some replica holds is running there, and is left alone.
+        """
+        if not self.db.shared:
+            with self.connect(write=True) as db:
+                cur = db.execute(
+                    "UPDATE turns SET status = 'interrupted', finished = ? WHERE status = 'running'", (time.time(),)
+                )
+                return int(cur.rowcount or 0)
+        with self.connect() as db:
+            running = db.all("SELECT id, session_id FROM turns WHERE status = 'running'")
+        # a live turn holds its lock from before its row is written until after it is finished: an unheld one is dead
+        dead = [int(r["id"]) for r in running if not self.db.turn_held(r["session_id"])]
+        if not dead:
+            return 0
         with self.connect(write=True) as db:
             cur = db.execute(
-                "UPDATE turns SET status = 'interrupted', finished = ? WHERE status = 'running'", (time.time(),)
+                f"UPDATE turns SET status = 'interrupted', finished = ? WHERE status = 'running' AND id IN"
+                f" ({', '.join('?' * len(dead))})",
+                (time.time(), *dead),
             )
             return int(cur.rowcount or 0)
 

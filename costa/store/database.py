@@ -1,9 +1,11 @@
 """What the store needs from a database engine: short connections, one dialect-neutral SQL, faults as messages.
 
-A backend (`costa.store.sqlite.SqliteDatabase`; a PostgreSQL one is not built yet) opens one short connection
-per operation (`connect`), runs the schema migrations (`costa.store.migrations`), and turns the engine's storage
-faults into `StorageError`s with one sentence (disk full, read-only, damaged), never an "internal error". Every query
-is written once, with `?` placeholders; a backend translates them when its driver wants another style.
+A backend (`costa.store.sqlite.SqliteDatabase`, the embedded default; `costa.store.postgres.PostgresDatabase`, shared
+by several replicas) opens one short connection per operation (`connect`), runs the schema migrations
+(`costa.store.migrations`), and turns the engine's storage faults into `StorageError`s with one sentence (disk full,
+read-only, damaged, unreachable), never an "internal error". Every query is written once, with `?` placeholders; a
+backend translates them when its driver wants another style. A backend also holds a session's turn lock
+(`turn_lock`): in-process only for SQLite (one machine), across every replica for PostgreSQL (`shared`).
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ class Database(Protocol):
     """A store's database: where it is, how to connect, how to migrate and check it."""
 
     dialect: str
-    url: str
+    url: str  # for messages: never holds a password
+    #: Whether processes on other machines use this database too (a turn's lock and Stop must reach them).
+    shared: bool
 
     def connect(self, write: bool = False, durable: bool = True) -> AbstractContextManager[Connection]:
         """A short connection; `write` opens a transaction committed at the end (rolled back on error); `durable`
@@ -68,6 +72,15 @@ class Database(Protocol):
 
     def exists(self) -> bool:
         """Whether the database holds costa's schema already (False: a fresh, empty database)."""
+        ...
+
+    def turn_lock(self, session_id: str) -> AbstractContextManager[bool]:
+        """Hold the session's turn lock in the database for the block: True when held, False when another process
+        holds it (a backend that is not `shared` always holds it: the process's own lock is the one that counts)."""
+        ...
+
+    def turn_held(self, session_id: str) -> bool:
+        """Whether some process holds the session's turn lock in the database now (False when not `shared`)."""
         ...
 
 

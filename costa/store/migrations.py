@@ -377,6 +377,21 @@ def _m10_unit_boxes(db: Connection) -> None:
     ddl(db, "ALTER TABLE campaign_units ADD COLUMN boxes TEXT NOT NULL DEFAULT '[]'")
 
 
+def _m11_stop_requests(db: Connection) -> None:
+    """Stop pressed on one replica for a turn another replica runs (PostgreSQL, issue 24): one row per session, which
+    the running turn polls and turns into its own Stop flag; cleared when a turn starts and ends."""
+    ddl(
+        db,
+        """
+        CREATE TABLE stop_requests (
+            session_id TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            created REAL NOT NULL
+        )
+        """,
+    )
+
+
 #: Schema history, oldest first. Append only: never edit or reorder a migration that has shipped.
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _m1_history,
@@ -389,4 +404,5 @@ MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _m8_proposals,
     _m9_verdict_observations,
     _m10_unit_boxes,
+    _m11_stop_requests,
 )

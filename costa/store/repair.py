@@ -96,7 +96,13 @@ def _tables(db: Connection) -> dict[str, list[str]]:
 
 
 def salvage(old_path: Path, new: Database, report: RepairReport) -> None:
-    """Copy every readable row of the damaged SQLite file `old_path` into `new` (same columns, same ids)."""
+    """Copy every readable row of the damaged SQLite file `old_path` into `new` (same columns, same ids).
+
+    `new` is the SQLite database rebuilt in its place (`repair` moves only an SQLite file aside): the foreign-key
+    checks below are SQLite's own. A PostgreSQL store is not salvaged this way (its server keeps its own pages).
+    """
+    if new.dialect != "sqlite":
+        raise StorageError("salvaging rows from a damaged SQLite file is only possible into an SQLite database")
     try:
         old = sqlite3.connect(f"file:{old_path}?immutable=1", uri=True)
         old.row_factory = sqlite3.Row
@@ -119,7 +125,8 @@ def salvage(old_path: Path, new: Database, report: RepairReport) -> None:
             if not rows:
                 continue
             keep = [c for c in rows[0].keys() if c in columns[table]]  # noqa: SIM118 (sqlite3.Row iterates values)
-            sql = f"INSERT OR IGNORE INTO {table} ({', '.join(keep)}) VALUES ({', '.join('?' * len(keep))})"
+            marks = ", ".join("?" * len(keep))
+            sql = f"INSERT INTO {table} ({', '.join(keep)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
             db.executemany(sql, [[r[c] for c in keep] for r in rows])
             report.salvaged[table] = len(rows)
         _drop_dangling(db, report)

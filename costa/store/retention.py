@@ -145,7 +145,8 @@ def delete_rows(db: Connection, session_ids: Sequence[str]) -> int:
     for sid in session_ids:
         turns = "SELECT id FROM turns WHERE session_id = ?"
         db.execute(f"DELETE FROM targets WHERE turn_id IN ({turns})", (sid,))
-        for table in ("memory_masks", "memory", "scores", "proposals"):  # not verdicts: people's labelled cases
+        # not verdicts: people's labelled cases
+        for table in ("memory_masks", "memory", "scores", "proposals", "stop_requests"):
             db.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
         db.execute("UPDATE sessions SET head = NULL WHERE id = ?", (sid,))
         db.execute("UPDATE versions SET parent_id = NULL WHERE session_id = ?", (sid,))

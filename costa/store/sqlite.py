@@ -11,7 +11,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,7 @@ class SqliteDatabase:
     """`costa.store.database.Database` on the file `path`."""
 
     dialect = "sqlite"
+    shared = False  # one machine: the session's in-process lock (`costa.session.runtime`) is the turn's lock
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -184,3 +185,9 @@ class SqliteDatabase:
         except sqlite3.DatabaseError as e:
             return [str(e)]
         return [] if found == ["ok"] else found
+
+    def turn_lock(self, session_id: str) -> AbstractContextManager[bool]:
+        return nullcontext(True)
+
+    def turn_held(self, session_id: str) -> bool:
+        return False

@@ -212,7 +212,8 @@ class ObservationLog:
         """Add one to counter `name` and return the new value (atomic)."""
         with self._db(write=True) as db:
             db.execute(
-                "INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = value + 1",
+                "INSERT INTO counters (name, value) VALUES (?, 1)"
+                " ON CONFLICT (name) DO UPDATE SET value = counters.value + 1",
                 (name,),
             )
             return int(db.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()["value"])

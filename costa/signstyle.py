@@ -361,13 +361,26 @@ def panel_colour(image: np.ndarray, sign: SignStyle) -> np.ndarray:
     return (np.median(crop[bare], axis=0) if bare.any() else np.asarray(sign.fill, np.float64)).astype(np.float32)
 
 
+#: A column of a text line's box with less than this share of panel-coloured pixels is off the sign (the sky beside
+#: it: an OCR box reaches past the panel's edge), so a new word may not run on over it.
+OFF_PANEL_SHARE = 0.15
+
+
 def bare_panel_run(image: np.ndarray, rows: tuple[int, int], x1: int, x2: int, panel: np.ndarray) -> tuple[int, int]:
-    """Columns [x1, x2) of the image grown left and right while each column is bare panel in `rows` [y1, y2)
-    (image pixels; see `PANEL_SHARE`)."""
+    """Columns [x1, x2) of the image: first trimmed at each end while a column is off the panel (`OFF_PANEL_SHARE`;
+    only where some column of the range is mostly panel, so an unmeasured panel trims nothing), then grown left and
+    right while each column is bare panel in `rows` [y1, y2) (image pixels; see `PANEL_SHARE`)."""
     band = image[max(0, rows[0]) : rows[1]].astype(np.float32)
     if band.size == 0:
         return x1, x2
-    column = (np.linalg.norm(band - panel, axis=-1) <= PANEL_DISTANCE).mean(axis=0) >= PANEL_SHARE
+    share = (np.linalg.norm(band - panel, axis=-1) <= PANEL_DISTANCE).mean(axis=0)
+    x1, x2 = max(0, x1), min(share.size, x2)
+    if x2 > x1 and float(share[x1:x2].max()) >= 0.5:
+        while x2 - x1 > 1 and share[x2 - 1] < OFF_PANEL_SHARE:
+            x2 -= 1
+        while x2 - x1 > 1 and share[x1] < OFF_PANEL_SHARE:
+            x1 += 1
+    column = share >= PANEL_SHARE
     while x1 > 0 and column[x1 - 1]:
         x1 -= 1
     while x2 < column.size and column[x2]:

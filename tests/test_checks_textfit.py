@@ -101,3 +101,35 @@ def test_a_longer_word_runs_on_over_the_bare_panel_but_not_off_it() -> None:
     wide = framed.copy()
     wide[out.image[..., 0] < 100] = (20, 20, 20)  # the same long word drawn over the frame
     assert text_fit(framed, wide, box, match.text, "CLOSED").quality < 0.8
+
+
+def test_a_word_run_off_a_card_onto_a_background_of_its_own_colour_is_caught_and_not_drawn() -> None:
+    """The conversation suite's 'OPEN' → 'CLOSED' on a small card against a night sky: the D was drawn on the sky,
+    where dark letters on dark blue are no 'new ink', and the fit check said 0 % beyond the place (the OCR box, and
+    with it the 'panel', reached past the card's edge). Now every changed pixel beyond the place counts, the place is
+    trimmed to the card, and the replacer does not draw past the card's edge."""
+    from costa.tools.text_edit import PillowTextReplacer, load_font
+    from tests.text_helpers import Line, draw
+
+    sky = np.zeros((120, 300, 3), np.uint8)
+    sky[:] = (24, 32, 58)
+    sky[20:70, 16:112] = (236, 232, 220)  # the card, just wide enough for OPEN
+    card = draw(sky, [Line("OPEN", (26, 30), 26, (30, 30, 40))])
+    regions = shared_reader().read(card)
+    ((match, box),) = locate_text(card, regions, "OPEN")
+    from PIL import Image, ImageDraw
+
+    overflowing = Image.fromarray(card.copy())
+    pen = ImageDraw.Draw(overflowing)
+    pen.rectangle((18, 22, 110, 68), fill=(236, 232, 220))  # the old word painted out
+    pen.text((26, 30), "CLOSED", font=load_font(26, True), fill=(30, 30, 40))  # runs on over the sky
+    wrong = np.asarray(overflowing).copy()
+    assert (np.abs(wrong[:, 112:].astype(int) - card[:, 112:]).max(axis=2) > 12).any()  # it did reach the sky
+    verdict = text_fit(card, wrong, box, match.text, "CLOSED")
+    assert verdict.quality < 0.8 and any("overflows" in r for r in verdict.reasons), verdict.reasons
+    tool = PillowTextReplacer(tool_spec("text_replace_pillow"))
+    subtask = Subtask(id="s1", kind="text_replacement", target="OPEN", result="CLOSED")
+    out = tool(EditState(card, {"text_regions": regions}), subtask, tool.spec.params_for_attempt(0))
+    assert out.image is not None
+    beyond = np.abs(out.image[:, 113:].astype(int) - card[:, 113:]).max(axis=2) > 12
+    assert not beyond.any()  # nothing drawn on the sky

@@ -199,3 +199,17 @@ def test_a_bit_more_after_two_things_repeats_on_both() -> None:
                         (("object_recoloration", "mug", "red", "s1"), ("global_adjustment", "plate", "darker", "s2")),
                         (("s1", ROSE), ("s2", WORD)))]  # fmt: skip
     assert resolve_references("a bit more", mixed).text == "make the plate a little darker"
+
+
+def test_the_previous_one_is_the_thing_edited_before() -> None:
+    """Two things edited: 'the previous one' is the first. One remembered (a later edit failed and left nothing to
+    remember): it is that one, not a question; 'the other one' still asks, since there is no other."""
+    mug = (("object_recoloration", "mug", "yellow", "s1"),)
+    plate = (("object_recoloration", "plate", "green", "s1"),)
+    two = [TurnRecord(1, "make the mug yellow", "make the mug yellow", mug),
+           TurnRecord(2, "make the plate green", "make the plate green", plate)]  # fmt: skip
+    assert resolve_references("make the previous one red", two).text == "make the yellow mug red"
+    one = two[:1]
+    assert resolve_references("make the previous one red", one).text == "make the yellow mug red"
+    other = resolve_references("make the other one red", one)
+    assert other.question and "Which other mug" in other.question

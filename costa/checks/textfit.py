@@ -10,11 +10,12 @@ images, never on the tool's claim:
   `SIZE_ZERO` ×;
 - **weight**: stroke width relative to letter height, new against old → within `WEIGHT_FULL` × 1.0, 0 at
   `WEIGHT_ZERO` ×;
-- **place**: the share of the new letters' pixels beyond the old text's place → ≤ `OVERFLOW_FULL` 1.0, 0 at
-  `OVERFLOW_ZERO`. The place is the old text's box grown by a quarter of the letter height, and along its line as
-  far as the sign's bare panel reaches (`costa.signstyle.bare_panel_run` on the image before): a longer word
-  may run on over empty panel ('OPEN' → 'CLOSED' on a card), never off the panel, over a frame or onto other
-  things;
+- **place**: the new letters' pixels, and any pixel the edit changed (by more than `CHANGE_TOLERANCE`: letters
+  on a background of their own colour are no new ink), beyond the old text's place, as a share of the new letters
+  → ≤ `OVERFLOW_FULL` 1.0, 0 at `OVERFLOW_ZERO`. The place is the old text's box grown by a quarter of the letter
+  height, trimmed to the panel and along its line as far as the sign's bare panel reaches
+  (`costa.signstyle.bare_panel_run` on the image before): a longer word may run on over empty panel ('OPEN' →
+  'CLOSED' on a card), never off the panel, over a frame or onto other things;
 - **other text**: the share of the other lines' glyph pixels (OCR's other regions, measured before) that changed →
   ≤ `COVERED_FULL` 1.0, 0 at `COVERED_ZERO`.
 
@@ -39,6 +40,8 @@ COVERED_FULL, COVERED_ZERO = 0.03, 0.1
 INK_DISTANCE = 60.0
 #: A pixel of another line's glyphs counts as covered when some channel moved by more than this.
 COVER_TOLERANCE = 40
+#: A pixel beyond the new text's place counts as drawn over when some channel moved by more than this (RGB levels).
+CHANGE_TOLERANCE = 12
 
 
 def _log_ramp(ratio: float, full: float, zero: float) -> float:
@@ -155,7 +158,12 @@ def text_fit(
     band = before[:, area.x : area.x2]
     x1, x2 = bare_panel_run(band, (area.y + y1, area.y + y2), x1, x2, panel)
     allowed[y1:y2, x1:x2] = True
-    overflow = float((new_mask & ~allowed).sum()) / float(new_mask.sum())
+    # Letters drawn on a background of their own colour (dark letters off the panel on a night sky) are not "new
+    # ink" there: every pixel the edit changed beyond the place counts too, against the new letters' size.
+    a = before[area.y : area.y2, area.x : area.x2].astype(np.int16)
+    b = after[area.y : area.y2, area.x : area.x2].astype(np.int16)
+    changed = np.abs(a - b).max(axis=2) > CHANGE_TOLERANCE
+    overflow = float(((new_mask | changed) & ~allowed).sum()) / float(new_mask.sum())
     q_overflow = _linear(overflow, OVERFLOW_FULL, OVERFLOW_ZERO)
     covered, total = 0, 0
     for other in others:

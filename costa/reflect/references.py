@@ -374,6 +374,10 @@ def _other_or_previous(s: str, entities: Sequence[Entity], turns: Sequence[TurnR
         pool = [e for e in things if e is not last and (e.noun == last.noun if same else e.matches(noun))]
     else:
         pool = [e for e in things if e is not last and (noun in ("one", "ones") or e.matches(noun))]
+        if not pool and noun in ("one", "ones"):
+            # one thing remembered: "the previous one" is the thing edited before (a later edit that failed, "make
+            # the saucer white", left nothing on the image to remember), not a request to find another one
+            pool = [last]
     if not pool:
         what = last.noun if same else noun
         return Resolution("", question=f"Which other {what}? Click on it in the image.", reference="the other one")

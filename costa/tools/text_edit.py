@@ -302,7 +302,8 @@ def _draw_replacements(image: np.ndarray, planned: Sequence[_Planned], new_text:
         # A word inside a line keeps about its old ink's width (its box reaches into the spaces around it, and a
         # wider word there glues onto its neighbours); a whole line may use its box and run on over the bare panel
         # beside it, as far as the text-fit check allows ('PIZZA' → 'CLOSED' shrank to ×0.70 and failed on size).
-        room = round(_WORD_ROOM * st.ink.w) if not p.match.whole_region else max(p.box.w, st.ink.w, _line_room(p))
+        # (Not the OCR box's width: it reaches past the panel's edge — 'OPEN' → 'CLOSED' put the D on the sky.)
+        room = round(_WORD_ROOM * st.ink.w) if not p.match.whole_region else max(st.ink.w, _line_room(p))
         if right - left > room:  # too long for the old box: shrink, keeping the baseline
             size = max(_MIN_FONT_PX, int(size * room / (right - left)))
             font = load_font(size, st.bold)

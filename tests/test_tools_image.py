@@ -421,9 +421,9 @@ def test_adjusting_a_target_needs_a_region_and_leaves_the_rest() -> None:
 
 def test_darkening_a_saturated_square_on_black_darkens_it_and_keeps_the_shadows() -> None:
     """A saturated red square on a near-black helmet (the conversation suite's d34, d50): a per-channel curve moved its
-    L* by under 4 (the strong channel barely moves, the weak ones go to 0), so the check failed it; the luma curve
-    with a linear toe darkens it clearly (as much as a grey, about 10 L*) and leaves the shadows of the feathered ring
-    their detail; 'slightly' needs only half the check's move."""
+    L* by under 4 (the strong channel barely moves, the weak ones go to 0), so the check failed it; scaling luma
+    darkens it clearly (about 10 L*) and leaves the shadows of the feathered ring their detail; 'slightly' needs only
+    half the check's move."""
     rng = np.random.default_rng(3)
     image = rng.integers(4, 20, size=(80, 80, 3)).astype(np.uint8)  # dark, textured surround
     image[20:60, 20:60] = (220, 20, 30)

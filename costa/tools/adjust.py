@@ -5,12 +5,12 @@ saturated", "warmer", "more contrast", "grayscale", "sepia") with an optional de
 — and how much from the `amount` parameter when a plan sets it. The adjustment check uses the same parser, so the
 tool and its check agree on what was asked.
 
-`GlobalAdjuster` works in ways that cannot clip by themselves: brightness by a gamma curve on luma, each pixel keeping
-its colour offset from grey as far as the gamut allows (a per-channel curve barely darkens a saturated red, whose strong
-channel moves little, while it crushes the weak ones to 0), more contrast by stretching luma about the image's mean with
-soft shoulders, less contrast by pulling luma toward its mean, saturation by scaling CIELAB chroma, warmth by shifting
-CIELAB b* (and a little a*). A subtask with a target acts only inside the user's region (see `costa.tools.region`).
-Milliseconds.
+`GlobalAdjuster` works in ways that cannot clip by themselves: brighter by a gamma curve on luma, darker by scaling luma
+down (an exposure change), each pixel keeping its colour offset from grey as far as the gamut allows (a per-channel
+curve barely darkens a saturated red, whose strong channel moves little, while it crushes the weak ones to 0), more
+contrast by stretching luma about the image's mean with soft shoulders, less contrast by pulling luma toward its mean,
+saturation by scaling CIELAB chroma, warmth by shifting CIELAB b* (and a little a*). A subtask with a target acts only
+inside the user's region (see `costa.tools.region`). Milliseconds.
 """
 
 from __future__ import annotations
@@ -149,6 +149,11 @@ def _with_luma(image: np.ndarray, new_luma: np.ndarray) -> np.ndarray:
     return np.clip(target + diff * keep, 0.0, 255.0)
 
 
+#: Darker by amount a scales luma by (1 + 2a) to this power: plain (0.25) × 0.67, "slightly" × 0.8, "much" × 0.53
+#: (a mid grey drops about as far as under the gamma curve 1 + 2a it replaces; a white thing now drops too).
+_DARKER_EXPONENT = 1.0
+
+
 def _scale_colour(image: np.ndarray, factor: float) -> np.ndarray:
     """Scale each pixel's colour away from (factor > 1) or toward (< 1) its grey of equal luma, never past 0 or 255:
     a pixel that would clip is scaled only as far as its gamut allows."""
@@ -195,10 +200,10 @@ def _warm(image: np.ndarray, sign: int, strength: float) -> np.ndarray:
 def adjust(image: np.ndarray, adj: Adjustment, region: np.ndarray | None = None) -> np.ndarray:
     """Apply `adj` to an RGB uint8 image and return float32 RGB in 0–255 (statistics over `region` when given).
 
-    What amount 1 means: brightness — luma gamma 1/3 (brighter) or 3 (darker; in the shadows luma ÷ 3 instead, where
-    that is brighter than the curve); contrast — luma stretched × 2.6 about its
-    mean with soft shoulders (more) or all luma pulled to the mean (less); saturation — colour × 3 within the gamut
-    (more) or grey (less); warmth — red and blue moved 60 % of the way to 255 / 0 (reversed for cooler).
+    What amount 1 means: brightness — luma gamma 1/3 (brighter) or luma ÷ 3 (darker); contrast — luma
+    stretched × 2.6 about its mean with soft shoulders (more) or all luma pulled to the mean (less); saturation — colour
+    × 3 within the gamut (more) or grey (less); warmth — red and blue moved 60 % of the way to 255 / 0 (reversed for
+    cooler).
     """
     a = adj.amount
     where = region if region is not None else np.ones(image.shape[:2], dtype=bool)
@@ -206,11 +211,10 @@ def adjust(image: np.ndarray, adj: Adjustment, region: np.ndarray | None = None)
         y = luma(image)
         if adj.sign > 0:
             return _with_luma(image, 255.0 * (y / 255.0) ** (1.0 / (1.0 + 2.0 * a)))
-        # Darker: the gamma curve from the mid-tones up (white stays white), and in the shadows, where that curve
-        # flattens toward 0 and would crush dark detail to black, a plain scaling by the same factor the curve has
-        # where the two meet (a shadow keeps its gradations, only dimmer).
-        curve = 255.0 * (y / 255.0) ** (1.0 + 2.0 * a)
-        return _with_luma(image, np.maximum(curve, y / (1.0 + 2.0 * a)))
+        # Darker: luma scaled down, like a shorter exposure — every tone by the same factor, so a shadow keeps its
+        # gradations (a gamma curve crushed them to black) and a white thing turns grey (a gamma curve keeps white at
+        # white, so "make the white disc darker" moved it by 2 L*).
+        return _with_luma(image, y * (1.0 + 2.0 * a) ** -_DARKER_EXPONENT)
     if adj.quantity == "contrast":
         y = luma(image) / 255.0
         pivot = float(np.clip(y[where].mean(), 0.05, 0.95))

@@ -213,3 +213,16 @@ def test_the_previous_one_is_the_thing_edited_before() -> None:
     assert resolve_references("make the previous one red", one).text == "make the yellow mug red"
     other = resolve_references("make the other one red", one)
     assert other.question and "Which other mug" in other.question
+
+
+def test_more_ways_to_say_back_and_a_correction_lead() -> None:
+    """'put it back how it was', 'change the word back' (the word costa wrote last), 'as it was before'; and a
+    correction's lead ('no, use … instead') is not part of the new value. 'no darker' is not a correction."""
+    turns = _turns()
+    for said, before in (("put it back how it was", "the word 'SALE'"), ("change the word back", "the word 'SALE'"),
+                         ("put the text back the way it was", "the word 'SALE'"),
+                         ("change the rose back as it was before", "the pink rose")):  # fmt: skip
+        r = resolve_references(said, turns)
+        assert r.restore is not None and r.restore.before == before, (said, r)
+    assert resolve_references("no, use 'FREE' instead", turns).text == "replace the text 'OPEN' with 'FREE'"
+    assert resolve_references("no darker", turns).restore is None

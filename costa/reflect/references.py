@@ -46,7 +46,10 @@ from costa.reflect.records import Resolution, Restore
 if TYPE_CHECKING:
     from costa.reflect.records import TurnRecord
 
-_LEAD = r"^(?:(?:now|also|and|then|ok|okay|so|please|actually|hmm|right|great|nice|good|cool)[,!.]?\s+)*"
+_LEAD = (
+    r"^(?:(?:now|also|and|then|ok|okay|so|please|actually|hmm|right|great|nice|good|cool)[,!.]?\s+"
+    r"|(?:no|nope|oops|sorry|wait|oh|hm+)[,!.]\s+)*"  # "no, use 'FREE' instead": a correction's lead, with its comma
+)
 _PRONOUN = r"(?:it|that|this|them|this\s+one|that\s+one|those|these)"
 _WHOLE_IMAGE_WORDS = re.compile(
     r"\blook(?:s)?\s+like\b|\bstyle\b|\bpainting\b|\bupscale\b|\bresolution\b|\bcrop\b|\boutpaint\b|\bextend\b|"
@@ -141,7 +144,8 @@ def _is_colour(words: str) -> bool:
 
 _BACK = re.compile(
     _LEAD + r"(?:(?:change|turn|put|set|make|switch|bring|colou?r|paint)\s+(?P<x>it|that|this|them|the\s+.+?)\s+back"
-    r"(?:\s+(?:to\s+(?:how|what|the\s+way)\s+(?:it|they)\s+(?:was|were)|again|to\s+normal|to\s+the\s+original"
+    r"(?:\s+(?:(?:to\s+)?(?:how|what|the\s+way|as)\s+(?:it|they)\s+(?:was|were)(?:\s+before)?|again|to\s+normal"
+    r"|to\s+the\s+original"
     r"(?:\s+colou?r)?|to\s+before|to\s+its\s+original\s+colou?r))?"
     r"|(?:revert|restore|reset)\s+(?:it|that|this|them|the\s+(?P<x2>.+?))(?:\s+to\s+(?:how\s+it\s+was|the\s+original|"
     r"before|normal))?"
@@ -151,11 +155,17 @@ _BACK = re.compile(
 )
 
 
+_GENERIC_TEXT = re.compile(r"(?:the\s+)?(?:word|words|text|writing|lettering|wording|sign|label)", re.IGNORECASE)
+
+
 def _back(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) -> Resolution | None:
     m = _BACK.fullmatch(s)
     if m is None:
         return _opposite(s, entities)
     phrase = m.group("x2") or (m.group("x") if m.group("x") and m.group("x").lower().startswith("the ") else None)
+    if phrase and _GENERIC_TEXT.fullmatch(phrase):  # "change the word back": the last text costa wrote
+        text = _last([x for x in entities if x.kind == "text"])
+        phrase = None if text is None else f"'{text.noun}'"
     e = _named(entities, phrase) if phrase else None
     if e is None:
         if not phrase and (choices := _ambiguous(entities)):

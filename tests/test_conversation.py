@@ -226,3 +226,28 @@ def test_more_ways_to_say_back_and_a_correction_lead() -> None:
         assert r.restore is not None and r.restore.before == before, (said, r)
     assert resolve_references("no, use 'FREE' instead", turns).text == "replace the text 'OPEN' with 'FREE'"
     assert resolve_references("no darker", turns).restore is None
+
+
+def test_instead_after_an_adjustment_names_the_new_adjustment() -> None:
+    """'no, make it brighter instead' after 'make the flag darker' was 'make the flag brighter instead', which planned
+    nothing ('nothing editable was recognised')."""
+    flag = _mask(5, 30, 0, 12)
+    turns = [TurnRecord(1, "make the flag darker", "make the flag darker",
+                        (("global_adjustment", "flag", "darker", "s1"),), (("s1", flag),))]  # fmt: skip
+    assert resolve_references("no, make it brighter instead", turns).text == "make the flag brighter"
+    whole = [
+        TurnRecord(1, "make the photo darker", "make the photo darker", (("global_adjustment", None, "darker", "s1"),))
+    ]
+    assert resolve_references("use a bit warmer instead", whole).text == "make the image a bit warmer"
+
+
+def test_put_it_back_with_the_box_of_the_edit_still_set_restores_and_elsewhere_edits() -> None:
+    from costa.session.conversation import points_at
+    from costa.turn.records import UserRegion
+    from costa.types import Box, Point
+
+    changed = _mask(10, 30, 10, 30)
+    assert points_at(UserRegion(boxes=(Box(8, 8, 25, 25),)), changed)
+    assert points_at(UserRegion(points=(Point(15, 15),)), changed)
+    assert not points_at(UserRegion(boxes=(Box(40, 0, 10, 10),)), changed)
+    assert not points_at(UserRegion(points=(Point(2, 2),)), changed)

@@ -27,7 +27,7 @@ from costa.store import Store
 from costa.testing.calibration import FAKE_NOTE, fake_table, write_fake_calibration
 from costa.turn.vouching import consumed_region
 from costa.types import Box, EditState, Mask
-from tests.proposing import disc, propose, proposing_core
+from tests.proposing import disc, edit, propose, proposing_core
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -217,3 +217,46 @@ def test_a_proposed_segmentation_carries_the_mask_it_produced_not_the_box(tmp_pa
     inside = (yy - 36) ** 2 + (xx - 48) ** 2 < 18**2
     assert prop.region is not None and (prop.region & inside).sum() / (prop.region | inside).sum() > 0.8, prop.tools
     assert prop.region.sum() < 0.5 * box.w * box.h  # the mask, not the box it was found in
+
+
+def test_an_accepted_proposal_is_remembered_for_follow_ups_and_a_discarded_one_is_not(tmp_path: Path) -> None:
+    """Used as a person would: a sign's word replaced, proposed and accepted; then 'now make it darker' darkens the
+    word costa wrote (its remembered region) and 'change the word back' restores it. Both used to fail ('no ready tool
+    can find …', 'What should I change back?'): only done subtasks were remembered, and a word cannot be found by its
+    colour. A discarded proposal leaves nothing to refer to: 'it' is then the image."""
+    from costa.imagestats import lab_stats
+    from tests.text_helpers import Line, background, draw
+
+    table = write_fake_calibration(
+        tmp_path / "FAKE_no_text.csv",
+        leave_out=[("text_replacement", "text_replace_pillow"), ("text_replacement", "text_replace_inpaint")],
+    )
+    card = draw(background("flat", 320, 120), [Line("SALE", (40, 30), 40, (200, 30, 30))])
+    src = tmp_path / "card.png"
+    Image.fromarray(card).save(src)
+
+    def session(home: Path) -> tuple[SessionCore, str]:
+        core = SessionCore(Services(Settings(home=home / "h", calibration_table=table)), Store(home / "s"))
+        sid = core.new_session(None).id
+        core.upload(sid, None, src)
+        return core, sid
+
+    core, sid = session(tmp_path / "one")
+    assert edit(core, sid, "replace the text 'SALE' with 'OPEN'").status == "proposed"
+    core.proposals.accept(sid, None)
+    _, written = core.head(sid, None)
+    darker = edit(core, sid, "now make it darker")
+    assert darker.status == "done", (darker.status, darker.errors, darker.plain)
+    _, now = core.head(sid, None)
+    word = np.abs(written.astype(int) - card.astype(int)).max(axis=2) > 40
+    assert lab_stats(now, word).lightness < lab_stats(written, word).lightness - 3
+    assert np.array_equal(now[-10:, -10:], written[-10:, -10:])  # far from the word, nothing changed
+    back = edit(core, sid, "change the word back")
+    assert back.status == "done", (back.status, back.errors, back.question)
+    core2, sid2 = session(tmp_path / "two")
+    assert edit(core2, sid2, "replace the text 'SALE' with 'OPEN'").status == "proposed"
+    core2.proposals.discard(sid2, None)
+    whole = edit(core2, sid2, "now make it darker")  # nothing remembered: 'it' is the image
+    assert whole.status == "done" and not np.array_equal(core2.head(sid2, None)[1][-10:, -10:], card[-10:, -10:])
+    core.close()
+    core2.close()

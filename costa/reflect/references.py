@@ -131,6 +131,18 @@ def _question(candidates: Sequence[Entity | Group]) -> Resolution:
     return Resolution("", question=f"Which one do you mean: {listed}?", reference="ambiguous")
 
 
+def _is_adjustment(words: str) -> bool:
+    """Whether `words` name a global adjustment ("brighter", "a bit warmer", "more contrast")."""
+    from costa.errors import ToolError
+    from costa.tools.adjust import parse_adjustment
+
+    try:
+        parse_adjustment(words)
+    except ToolError:
+        return False
+    return len(words.split()) <= 4  # a short value, not a whole instruction that mentions one
+
+
 def _is_colour(words: str) -> bool:
     from costa.colours import parse_colour
 
@@ -228,6 +240,11 @@ def _instead(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) ->
     if m is None:
         return None
     value = m.group("v").strip()
+    adjusted = [e for e in entities if any(c.kind == "global_adjustment" for c in e.changes)]
+    if _is_adjustment(value) and adjusted:  # "no, make it brighter instead" after "make the flag darker"
+        e = adjusted[-1]
+        what = "the image" if e.kind == "image" else e.describe()
+        return _resolved(f"make {what} {value.lower()}", e, "instead")
     things = [e for e in entities if e.kind != "image" and e.changes]
     e = _last(things)
     if e is None:

@@ -58,7 +58,15 @@ def remember_turn(store: Any, session_id: str, turn: FinishedTurn) -> None:
     from costa.store import save_memory
 
     events = turn.events
-    images = [(e.subtask_id, e.image) for e in events if e.kind == "subtask_done" and e.image is not None]
+    # A proposed subtask's result is remembered too: it is on the version path only once the user accepts it (a
+    # discarded proposal makes no version, so its turn is never among the turns a follow-up resolves against), and
+    # without it "make it darker" after an accepted replacement could not find the word it wrote.
+    by_subtask = {
+        e.subtask_id: e.image
+        for e in events
+        if e.kind in ("subtask_done", "subtask_proposed") and getattr(e, "image", None) is not None
+    }
+    images = list(by_subtask.items())
     feedback = [
         n for e in events if e.kind == "reflection" and e.decision != "accept" for x in e.experts for n in x["negative"]
     ]

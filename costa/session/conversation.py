@@ -140,15 +140,39 @@ def conversation_turn(core: SessionCore, req: TurnRequest) -> Iterator[tuple[Tur
     command = parse_command(req.instruction)
     if command is not None:
         return _command_turn(core, req, command)
-    if req.upload is not None or req.region.artifacts():
-        return None  # a new image, or the user pointed: an edit of what they pointed at
+    if req.upload is not None:
+        return None  # a new image: an edit of it
     session = core.store.session(req.session_id, req.owner)
     resolution = path_memory(core.store, session).resolve(req.instruction)
+    if req.region.artifacts():
+        # The user pointed: an edit of what they pointed at — unless it is "put it back" on the very thing that was
+        # changed (a box left in the field from the edit it undoes); a restore pointed elsewhere is an edit there.
+        if resolution.restore is not None and points_at(req.region, resolution.restore.region):
+            return _restore_turn(core, req, session, resolution)
+        return None
     if resolution.question:
         return _question_turn(core, req, resolution.question)
     if resolution.restore is not None:
         return _restore_turn(core, req, session, resolution)
     return None
+
+
+def points_at(region: Any, changed: np.ndarray) -> bool:
+    """Whether the user's pointing (`costa.turn.records.UserRegion`) lies on the changed pixels `changed` (bool H×W):
+    a click on them, or a box or brush covering at least half of them."""
+    h, w = changed.shape
+    total = int(changed.sum())
+    if total == 0:
+        return False
+    if any(0 <= p.y < h and 0 <= p.x < w and changed[p.y, p.x] for p in region.points):
+        return True
+    pointed = np.zeros((h, w), bool)
+    for b in region.boxes:
+        pointed |= b.to_mask(h, w)
+    for m in region.masks:
+        if m.data.shape == (h, w):
+            pointed |= m.data
+    return int((pointed & changed).sum()) >= 0.5 * total
 
 
 def _view(core: SessionCore, req: TurnRequest, status: str) -> TurnView:

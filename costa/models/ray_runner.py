@@ -1,0 +1,380 @@
+"""Tool calls on Ray Serve: `RayRunner` (COSTA_RUNNER=ray or ray://HOST:PORT) and the deployments it calls.
+
+Each tool family that tool_tables/deployments.csv serves is one Serve application named `costa-<family>` with one
+deployment, `<family>`, whose replicas (`ToolReplica`) build the family's tools from the specs their callers send and
+load each model once per replica, on first use. `start_deployments` (what `python -m costa serve` runs) starts them
+on a Ray on this machine; the runner connects to that Ray and sends each call of a served tool to its family's
+deployment; every other tool (embedded families, and api tools in any family) runs here as with `InProcessRunner`.
+
+The contract is `InProcessRunner`'s: the output is the same `ToolOutput`, and every way a remote call can go wrong —
+the tool raised there, no answer within COSTA_RUNNER_TIMEOUT seconds (the request is then cancelled), the replica or
+its worker died, Ray cannot be reached — is a `ToolError` of one sentence that the search records and routes around.
+A `ToolError` the tool itself raised remotely (`GroundingError` with its advice) comes back as itself. Stop cancels
+the Serve request: the replica's call sees its own Stop flag, so a tool with steps (diffusion) ends at its next step.
+Progress events are not streamed: those a remote call reported reach the turn when the call returns.
+
+Ray is imported only here, and only when a runner or `start_deployments` first needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from costa.errors import InputError, ToolError
+from costa.models.deployments import Deployment, is_served
+from costa.models.runner import IN_PROCESS
+from costa.tools.base import Tool
+from costa.types import EditState, Subtask, ToolOutput, ToolSpec
+
+log = logging.getLogger(__name__)
+
+#: The runner name of calls sent to a Serve deployment.
+RAY = "ray"
+#: The only address a Ray this module starts advertises; Ray's dashboard and Serve's HTTP proxy are not started.
+LOOPBACK = "127.0.0.1"
+#: Ray's own single-machine switch (its default on macOS and Windows): with it a Ray started here advertises and
+#: binds 127.0.0.1 instead of the machine's routable address. Read when `ray` is first imported, and inherited by
+#: the processes Ray starts. (Serve's per-replica inter-deployment gRPC port still binds every interface: Ray Serve
+#: hard-codes "[::]:0" for it.)
+SINGLE_MACHINE_ENV = ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+#: How often a waiting call looks at the turn's Stop flag and its deadline, in seconds.
+POLL_SECONDS = 0.05
+#: Longest wait for a replica's readiness answer (`missing`), in seconds: doctor and graph building must not hang.
+PROBE_SECONDS = 30.0
+#: After Ray could not be reached, how long that answer is reused before trying again, in seconds.
+RETRY_CONNECT_SECONDS = 10.0
+
+
+def app_name(family: str) -> str:
+    """The Serve application that serves `family` (its one deployment is named `family`)."""
+    return f"costa-{family}"
+
+
+def connect(address: str | None, start: bool = False, num_cpus: int | None = None) -> bool:
+    """Connect this process to Ray: `address` (ray://HOST:PORT), else the Ray running on this machine; when none
+    runs and `start`, start one here on 127.0.0.1 without a dashboard. True when this call started it.
+
+    Raises:
+        ToolError: no Ray to connect to (and not `start`), or Ray refused the connection; one sentence.
+    """
+    import os
+    import sys
+
+    if address is None and "ray" not in sys.modules:
+        os.environ.setdefault(*SINGLE_MACHINE_ENV)  # before the first import of ray (see SINGLE_MACHINE_ENV)
+    import ray
+
+    if ray.is_initialized():
+        return False
+    try:
+        if address is not None:
+            ray.init(address=address, log_to_driver=False)
+            return False
+        try:
+            ray.init(address="auto", log_to_driver=False)
+            return False
+        except ConnectionError:
+            if not start:
+                raise
+        if os.environ.get(SINGLE_MACHINE_ENV[0]) != SINGLE_MACHINE_ENV[1]:
+            log.warning(
+                "ray was imported before costa set %s=%s: this Ray advertises the machine's address",
+                *SINGLE_MACHINE_ENV,
+            )
+        ray.init(include_dashboard=False, _node_ip_address=LOOPBACK, num_cpus=num_cpus, log_to_driver=False)
+        return True
+    except (ConnectionError, ray.exceptions.RayError, ValueError, RuntimeError) as e:
+        where = address or "this machine"
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ToolError(f"cannot reach Ray on {where} ({first}); `python -m costa serve` starts one") from e
+
+
+# ------------------------------------------------------------------------------------------------------ replicas
+
+
+class ToolReplica:
+    """One replica of a family's deployment: tools built from the callers' specs, each loaded once, run off the
+    replica's event loop so a cancelled request can set the call's Stop flag."""
+
+    def __init__(self, family: str) -> None:
+        from costa.services import Services
+
+        self.family = family
+        #: This machine's settings (COSTA_MODELS_DIR, COSTA_DEVICE) and model cache; its runner is never used here.
+        self.services = Services()
+        self.counts = {"started": 0, "finished": 0, "failed": 0, "cancelled": 0}
+
+    def _tool(self, spec: ToolSpec) -> Tool:
+        if spec.family != self.family:
+            raise ToolError(f"the {self.family!r} deployment was sent tool {spec.id!r} of family {spec.family!r}")
+        return self.services.tool_for(spec)
+
+    async def missing(self, spec: ToolSpec) -> str | None:
+        """Why `spec`'s tool cannot run on this replica's machine, or None."""
+        try:
+            return self._tool(spec).missing()
+        except ImportError as e:
+            return f"cannot import its module on the replica: {e}"
+
+    async def load(self, spec: ToolSpec) -> None:
+        await asyncio.to_thread(self._tool(spec).ensure_loaded)
+
+    async def run(
+        self, spec: ToolSpec, state: EditState, subtask: Subtask, params: Mapping[str, Any]
+    ) -> tuple[ToolOutput, tuple[Any, ...]]:
+        """The tool's output and the events it reported (progress, endpoint requests) during the call."""
+        from costa.models.control import TurnControl, using_control
+
+        tool = self._tool(spec)
+        control = TurnControl()
+
+        def work() -> ToolOutput:
+            with using_control(control, subtask.id, spec.id, 0):
+                return tool(state, subtask, params)
+
+        self.counts["started"] += 1
+        try:
+            output = await asyncio.to_thread(work)
+        except asyncio.CancelledError:  # Stop or a timeout cancelled the request: a stepped tool ends at its next step
+            control.stop.set()
+            self.counts["cancelled"] += 1
+            raise
+        except BaseException:
+            self.counts["failed"] += 1
+            raise
+        self.counts["finished"] += 1
+        return output, tuple(control.events)
+
+    async def stats(self) -> dict[str, int]:
+        """Calls this replica started, finished, failed and had cancelled."""
+        return dict(self.counts)
+
+
+@dataclass(frozen=True)
+class Started:
+    """One deployment `start_deployments` started: its row, the GPUs each replica holds, the tools it serves."""
+
+    row: Deployment
+    gpu_fraction: float
+    tools: tuple[str, ...]
+
+    def line(self) -> str:
+        gpu = f"{self.gpu_fraction:g} GPU" if self.gpu_fraction else "no GPU"
+        return (
+            f"{app_name(self.row.family)}: {self.row.replicas} replica(s), {gpu} and {self.row.cpus:g} CPU each;"
+            f" serves {', '.join(self.tools)}"
+        )
+
+
+def served_rows(rows: Mapping[str, Deployment], tools: Mapping[str, ToolSpec]) -> dict[Deployment, tuple[str, ...]]:
+    """The served rows with at least one ready tool to serve, and those tools' ids (planned families wait)."""
+    out: dict[Deployment, tuple[str, ...]] = {}
+    for row in rows.values():
+        ids = tuple(
+            t.id for t in tools.values() if t.family == row.family and t.status == "ready" and is_served(t, rows)
+        )
+        if row.served and ids:
+            out[row] = ids
+    return out
+
+
+def start_deployments(
+    rows: Mapping[str, Deployment], tools: Mapping[str, ToolSpec], cpu_only: bool = False
+) -> list[Started]:
+    """Start (or update) the Serve application of every served family with a ready tool, on the Ray this process
+    is connected to (`connect` first); Serve's HTTP proxy stays off, the runner calls the deployments by handle.
+
+    Raises:
+        InputError: the rows ask for more GPUs or CPUs than this Ray has (names them, and what to change): Serve
+            would otherwise wait for ever for replicas no node can place.
+    """
+    import ray
+    from ray import serve
+
+    wanted = served_rows(rows, tools)
+    need = 0.0 if cpu_only else sum(row.gpus for row in wanted)
+    have = float(ray.cluster_resources().get("GPU", 0.0))
+    if need > have + 1e-9:
+        asks = ", ".join(f"{r.family} {r.gpus:g}" for r in wanted if r.gpus)
+        raise InputError(
+            f"the deployments table asks for {need:g} GPU(s) ({asks}) and this Ray has {have:g}; "
+            "start it on a machine with GPUs, or pass --cpu-only to run the served families on CPUs"
+        )
+    need_cpus = sum(row.replicas * row.cpus for row in wanted)
+    have_cpus = float(ray.cluster_resources().get("CPU", 0.0))
+    if need_cpus > have_cpus + 1e-9:
+        raise InputError(
+            f"the deployments table asks for {need_cpus:g} CPU(s) for its replicas and this Ray has {have_cpus:g}; "
+            "give a Ray this command starts more (--num-cpus) or lower the table's cpus"
+        )
+    serve.start(proxy_location="Disabled")
+    started = []
+    for row, ids in wanted.items():
+        gpu = 0.0 if cpu_only else row.gpu_fraction
+        options = {"num_cpus": row.cpus, "num_gpus": gpu}
+        deployment: Any = serve.deployment(name=row.family, num_replicas=row.replicas, ray_actor_options=options)
+        serve.run(deployment(ToolReplica).bind(row.family), name=app_name(row.family), route_prefix=None)
+        started.append(Started(row, gpu, ids))
+    return started
+
+
+# -------------------------------------------------------------------------------------------------------- runner
+
+
+class RayRunner:
+    """Runs the calls of served families on their Serve deployments, everything else here (see the module doc).
+
+    rows: the deployments table (`costa.models.deployments.load_deployments`).
+    address: a Ray cluster's client address (ray://HOST:PORT); None = the Ray running on this machine.
+    timeout_seconds: longest one remote call (or model load) may take; then it is cancelled and fails.
+    """
+
+    def __init__(self, rows: Mapping[str, Deployment], address: str | None = None, timeout_seconds: float = 600.0):
+        self.rows = rows
+        self.address = address
+        self.timeout_seconds = timeout_seconds
+        self._handles: dict[str, Any] = {}
+        self._unreachable: tuple[float, str] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def target(self) -> str:
+        """Where the runner sends calls, in words."""
+        return self.address or f"the Ray running on this machine ({LOOPBACK})"
+
+    def where(self, spec: ToolSpec) -> str:
+        return RAY if is_served(spec, self.rows) else IN_PROCESS
+
+    def _handle(self, family: str) -> Any:
+        """The deployment handle of `family` (connecting first). Raises `ToolError` when Ray or the app is not there."""
+        with self._lock:
+            handle = self._handles.get(family)
+            if handle is not None:
+                return handle
+            if self._unreachable is not None and time.monotonic() - self._unreachable[0] < RETRY_CONNECT_SECONDS:
+                raise ToolError(self._unreachable[1])
+            try:
+                connect(self.address)
+                from ray import serve
+
+                apps = serve.status().applications
+            except ToolError as e:
+                self._unreachable = (time.monotonic(), str(e))
+                raise
+            except Exception as e:  # Serve's own errors when it is not running: one sentence
+                why = f"Ray Serve is not running on {self.target} ({type(e).__name__}); `python -m costa serve`"
+                self._unreachable = (time.monotonic(), why)
+                raise ToolError(why) from e
+            self._unreachable = None
+            app = apps.get(app_name(family))
+            if app is None or str(getattr(app.status, "value", app.status)) != "RUNNING":
+                state = "not running" if app is None else f"{getattr(app.status, 'value', app.status)}".lower()
+                raise ToolError(
+                    f"Ray Serve deployment {app_name(family)!r} is {state} on {self.target}; "
+                    "`python -m costa serve` starts it"
+                )
+            handle = serve.get_deployment_handle(family, app_name(family))
+            self._handles[family] = handle
+            return handle
+
+    def _forget(self, family: str) -> None:
+        with self._lock:
+            self._handles.pop(family, None)
+
+    def reachable(self) -> tuple[bool, str]:
+        """Whether Ray answers and which served families' applications run there, in words (for `costa doctor`)."""
+        try:
+            connect(self.address)
+            from ray import serve
+
+            apps = serve.status().applications
+        except ToolError as e:
+            return False, str(e)
+        except Exception as e:  # Serve not started on a reachable Ray
+            return False, f"Ray answers on {self.target} but Ray Serve is not running ({type(e).__name__})"
+        running = sorted(f for f in self.rows if self.rows[f].served and app_name(f) in apps)
+        return True, f"Ray answers on {self.target}; deployments running: {', '.join(running) or 'none'}"
+
+    def missing(self, tool: Tool) -> str | None:
+        if not is_served(tool.spec, self.rows):
+            return tool.missing()
+        try:
+            handle = self._handle(tool.spec.family)
+            return self._wait(handle.missing.remote(tool.spec), tool.spec, min(PROBE_SECONDS, self.timeout_seconds))
+        except ToolError as e:
+            return str(e)
+
+    def load(self, tool: Tool) -> None:
+        if not is_served(tool.spec, self.rows):
+            tool.ensure_loaded()
+            return
+        handle = self._handle(tool.spec.family)
+        self._wait(handle.load.remote(tool.spec), tool.spec, self.timeout_seconds)
+
+    def run(self, tool: Tool, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        spec = tool.spec
+        if not is_served(spec, self.rows):
+            return tool(state, subtask, params)
+        from costa.models.control import report
+
+        handle = self._handle(spec.family)
+        output, events = self._wait(handle.run.remote(spec, state, subtask, dict(params)), spec, self.timeout_seconds)
+        report(*events)  # the call's progress and endpoint requests, into the turn's record
+        return output
+
+    def _wait(self, response: Any, spec: ToolSpec, timeout: float) -> Any:
+        """The response's result, watching the turn's Stop flag and the deadline; every Ray failure as a ToolError.
+
+        Raises:
+            ToolStoppedError: the turn was stopped (the request is cancelled).
+            ToolError: the tool's own error, or one sentence for a remote exception, a timeout, a dead replica.
+        """
+        import ray
+        from ray.serve.exceptions import RayServeException
+
+        from costa.models.control import ToolStoppedError, current_control
+
+        family = spec.family
+        control = current_control()
+        deadline = time.monotonic() + timeout
+        while True:
+            if control is not None and control.stopped():
+                response.cancel()
+                raise ToolStoppedError(f"stopped by the user; the {app_name(family)} request was cancelled")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                response.cancel()
+                raise ToolError(
+                    f"no answer from Ray Serve deployment {app_name(family)!r} within {timeout:g} s "
+                    "(COSTA_RUNNER_TIMEOUT); the request was cancelled"
+                )
+            try:
+                return response.result(timeout_s=min(POLL_SECONDS, left))
+            except TimeoutError:  # ray's GetTimeoutError is one: the call is still running
+                continue
+            except ray.exceptions.RayTaskError as e:
+                cause = getattr(e, "cause", None)
+                if isinstance(cause, ToolError):  # the tool's own recorded failure, advice and all
+                    raise cause from None
+                what = type(cause).__name__ if cause is not None else "an error"
+                text = str(cause).strip().splitlines()[0] if cause is not None and str(cause).strip() else ""
+                raise ToolError(
+                    f"{spec.id} raised {what} on its {app_name(family)} replica" + (f": {text}" if text else "")
+                ) from None
+            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as e:
+                self._forget(family)
+                raise ToolError(
+                    f"the {app_name(family)} replica running {spec.id} died during the call ({type(e).__name__});"
+                    " Serve starts a new one"
+                ) from None
+            except ray.exceptions.TaskCancelledError:  # cancelled from elsewhere (Serve shutting the app down)
+                raise ToolError(f"the {app_name(family)} request for {spec.id} was cancelled by Ray") from None
+            except (ray.exceptions.RayError, RayServeException) as e:
+                self._forget(family)
+                raise ToolError(f"Ray could not run {spec.id} on {app_name(family)!r} ({type(e).__name__})") from None

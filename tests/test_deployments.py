@@ -40,6 +40,18 @@ def test_the_shipped_table_agrees_with_tools_yaml() -> None:
     assert is_served(tables.tools["sd_inpaint"], rows)
 
 
+def test_the_4_gpu_layout_agrees_with_tools_yaml_and_fits_four_gpus() -> None:
+    """tool_tables/deployments_4gpu.csv, the README's 4-GPU table: the same families, 3.85 GPUs for the ready ones."""
+    from costa.tables import TABLES_DIR
+
+    tables, rows = load_tables(), load_deployments(TABLES_DIR / "deployments_4gpu.csv")
+    check_families(rows, tables.tools, "deployments_4gpu.csv")
+    assert {f for f, r in rows.items() if r.served} == {f for f, r in load_deployments().items() if r.served}
+    ready = {t.family for t in tables.tools.values() if t.status == "ready" and is_served(t, rows)}
+    assert round(sum(rows[f].gpus for f in ready), 6) == 3.85
+    assert (rows["stable_diffusion"].replicas, rows["stable_diffusion"].gpu_fraction) == (4, 0.5)
+
+
 def test_a_family_missing_or_unknown_is_named() -> None:
     tables, rows = load_tables(), dict(load_deployments())
     del rows["sam"]
@@ -114,3 +126,23 @@ def test_choosing_the_ray_runner_imports_no_ray_until_it_is_used() -> None:
     use. Importing costa never does (tests/test_imports.py checks it with the other heavy modules)."""
     code = "from costa.services import Services\nprint(type(Services().runner).__name__)"
     assert not _imported_after(code, {"COSTA_RUNNER": "ray"})
+
+
+def test_tool_finished_names_the_runner_and_old_stored_events_still_load() -> None:
+    from costa.agent import run_turn
+    from costa.eventlog import event_from_dict, event_to_dict
+    from costa.events import ToolFinished
+    from costa.services import Services
+    from costa.turn.records import TurnConfig
+    from costa.types import Plan, Subtask
+    from tests.text_helpers import background
+
+    plan = Plan(subtasks=(Subtask(id="s1", kind="global_adjustment", result="warmer"),))
+    events = list(run_turn(Services(), background("flat", 96, 64), plan, TurnConfig(reflect=False)))
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert finished and all(e.runner == IN_PROCESS for e in finished)
+    stored = event_to_dict(finished[0])
+    assert stored["runner"] == IN_PROCESS
+    del stored["runner"]  # an event stored before the field existed
+    old = event_from_dict(stored)
+    assert isinstance(old, ToolFinished) and old.runner == "" and old.tool == finished[0].tool

@@ -23,7 +23,8 @@ def _loaded_after(code: str) -> set[str]:
 def test_import_costa_is_light() -> None:
     code = (
         "import costa, costa.agent, costa.cli, costa.search, costa.graph, costa.tables, costa.services, costa.checks,"
-        " costa.planner, costa.models.runner, costa.models.ray_runner, costa.models.serving, costa.models.deployments"
+        " costa.planner, costa.models.runner, costa.models.ray_runner, costa.models.replica, costa.models.serving,"
+        " costa.models.deployments"
     )
     assert _loaded_after(code) == set()
 

@@ -28,7 +28,8 @@ from costa.errors import ToolError  # noqa: E402
 from costa.events import ToolFailed, ToolFinished, TurnDone  # noqa: E402
 from costa.models.control import ToolStoppedError, TurnControl, run_stoppable  # noqa: E402
 from costa.models.deployments import load_deployments  # noqa: E402
-from costa.models.ray_runner import RAY, RayRunner, app_name, connect, start_deployments  # noqa: E402
+from costa.models.ray_runner import RAY, RayRunner, app_name, connect  # noqa: E402
+from costa.models.replica import start_deployments  # noqa: E402
 from costa.models.runner import IN_PROCESS, InProcessRunner  # noqa: E402
 from costa.services import Services  # noqa: E402
 from costa.tables import Tables, load_tables  # noqa: E402

@@ -31,6 +31,8 @@ DEPLOYMENTS_FILE = "deployments.csv"
 DEPLOYMENTS_COLUMNS = ("family", "placement", "replicas", "gpu_fraction", "cpus", "note")
 Placement = Literal["serve", "in_process"]
 PLACEMENTS: tuple[Placement, ...] = ("serve", "in_process")
+#: The runner name of calls made in the calling process (the `in_process` placement, under any runner).
+IN_PROCESS = "in_process"
 #: Most replicas one row may ask for (a typo such as 100 would queue replicas no cluster can place).
 MAX_REPLICAS = 64
 

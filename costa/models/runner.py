@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from costa.models.deployments import IN_PROCESS
 from costa.tools.base import Tool
 from costa.types import EditState, Subtask, ToolOutput, ToolSpec
 
@@ -18,8 +19,7 @@ if TYPE_CHECKING:
     from costa.config import Settings
     from costa.tables import Tables
 
-#: The runner name of calls made in this process (under any runner).
-IN_PROCESS = "in_process"
+__all__ = ["IN_PROCESS", "InProcessRunner", "ToolRunner", "make_runner"]
 
 
 class ToolRunner(Protocol):

@@ -50,7 +50,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
     if importlib.util.find_spec("ray") is None:
         raise InputError("`costa serve` needs Ray: pip install -r requirements-ray.txt")
-    from costa.models.ray_runner import connect, served_rows, start_deployments
+    from costa.models.ray_runner import connect
+    from costa.models.replica import served_rows, start_deployments
 
     settings = Settings.from_env()
     tables = load_tables()

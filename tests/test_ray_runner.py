@@ -25,7 +25,7 @@ ray = pytest.importorskip("ray", reason="ray is not installed (pip install -r re
 from costa.agent import run_turn  # noqa: E402
 from costa.config import Settings  # noqa: E402
 from costa.errors import ToolError  # noqa: E402
-from costa.events import ToolFailed, ToolFinished, TurnDone  # noqa: E402
+from costa.events import ToolFailed, ToolFinished, ToolProgress, TurnDone  # noqa: E402
 from costa.models.control import ToolStoppedError, TurnControl, run_stoppable  # noqa: E402
 from costa.models.deployments import load_deployments  # noqa: E402
 from costa.models.ray_runner import RAY, RayRunner, app_name, connect  # noqa: E402
@@ -34,7 +34,7 @@ from costa.models.runner import IN_PROCESS, InProcessRunner  # noqa: E402
 from costa.services import Services  # noqa: E402
 from costa.tables import Tables, load_tables  # noqa: E402
 from costa.testing.calibration import fake_table  # noqa: E402
-from costa.testing.ray_tools import BROKEN_TOOL, SLOW_CLASS, broken_tables  # noqa: E402
+from costa.testing.ray_tools import BROKEN_TOOL, SLOW_CLASS, STEPPED_CLASS, broken_tables  # noqa: E402
 from costa.tools import tool_class  # noqa: E402
 from costa.tools.base import Tool  # noqa: E402
 from costa.turn.records import TurnConfig  # noqa: E402
@@ -46,6 +46,8 @@ pytestmark = pytest.mark.extras
 #: How long the slow FAKE sleeps on its replica, and the most a timed-out, stopped or killed call may take to end.
 SLOW_SECONDS = 20.0
 END_BOUND = 5.0
+#: The stepped FAKE's steps and seconds per step (4 s in all).
+STEPS, STEP_SECONDS = 8, 0.5
 DEBLUR = Subtask(id="s1", kind="image_deblurring")
 
 
@@ -54,9 +56,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Tables, 
     """One local Ray for the module, with the deblur family's deployment started; prints what it cost."""
     from ray import serve
 
-    saved = {k: os.environ.get(k) for k in ("COSTA_FAKE_TOOL_SECONDS", "RAY_USAGE_STATS_ENABLED")}
-    os.environ["COSTA_FAKE_TOOL_SECONDS"] = str(SLOW_SECONDS)  # the replicas' workers inherit it from here
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    fakes = {
+        "COSTA_FAKE_TOOL_SECONDS": str(SLOW_SECONDS),
+        "COSTA_FAKE_STEPS": str(STEPS),
+        "COSTA_FAKE_STEP_SECONDS": str(STEP_SECONDS),
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
+    saved = {k: os.environ.get(k) for k in fakes}
+    os.environ.update(fakes)  # the replicas' workers inherit them from here
     tables_dir = broken_tables(tmp_path_factory.mktemp("ray") / "tables", ("deblur",))
     tables = load_tables(tables_dir)
     t0 = time.perf_counter()
@@ -167,6 +174,33 @@ def test_stop_cancels_the_remote_call(cluster) -> None:
     while handle.stats.remote().result(timeout_s=30)["cancelled"] == before["cancelled"]:
         assert time.monotonic() < deadline, "the replica never saw the request cancelled"
         time.sleep(0.1)
+
+
+def test_progress_streams_back_while_the_call_runs_and_stop_ends_it_at_the_next_step(cluster) -> None:
+    tables, tables_dir = cluster
+    from ray import serve
+
+    runner, stepped = runner_for(tables_dir), make(tables, "wiener_deblur", STEPPED_CLASS)
+    seen: list[tuple[float, object]] = []
+    control = TurnControl(on_event=lambda ev: seen.append((time.perf_counter(), ev)))
+    call = lambda: runner.run(stepped, EditState(blurred_sign()), DEBLUR, stepped.spec.params_for_attempt(0))  # noqa: E731
+    out = run_stoppable(call, control, "s1", "wiener_deblur", 0)
+    returned = time.perf_counter()
+    progress = [(t, ev) for t, ev in seen if isinstance(ev, ToolProgress)]
+    assert out.image is not None and [ev.done for _, ev in progress] == list(range(1, STEPS + 1))
+    assert all(ev.tool == "wiener_deblur" and ev.subtask_id == "s1" for _, ev in progress)
+    # the first step reached the turn while the call still had most of its steps to go: streamed, not replayed
+    assert returned - progress[0][0] > (STEPS - 3) * STEP_SECONDS, returned - progress[0][0]
+    handle = serve.get_deployment_handle("deblur", app_name("deblur"))
+    running = handle.stats.remote().result(timeout_s=30)["running"]
+    stopping = TurnControl()
+    threading.Timer(2 * STEP_SECONDS, stopping.stop.set).start()
+    with pytest.raises(ToolStoppedError):
+        run_stoppable(call, stopping, "s1", "wiener_deblur", 0)
+    stopped = time.perf_counter()
+    while handle.stats.remote().result(timeout_s=30)["running"] > running:  # the replica's thread ends at its next step
+        assert time.perf_counter() - stopped < 2 * STEP_SECONDS + 1.0, "the stopped call ran on to its end"
+        time.sleep(0.05)
 
 
 def test_a_replica_killed_mid_call_is_a_failure_and_the_next_call_works(cluster) -> None:

@@ -11,7 +11,8 @@ the tool raised there, no answer within COSTA_RUNNER_TIMEOUT seconds (the reques
 its worker died, Ray cannot be reached — is a `ToolError` of one sentence that the search records and routes around.
 A `ToolError` the tool itself raised remotely (`GroundingError` with its advice) comes back as itself. Stop cancels
 the Serve request: the replica's call sees its own Stop flag, so a tool with steps (diffusion) ends at its next step.
-Progress events are not streamed: those a remote call reported reach the turn when the call returns.
+The events a remote call reports (diffusion progress, endpoint requests) stream back as they happen (a streaming
+Serve request) and reach the turn as if the tool ran here.
 
 Ray is imported only here, and only when a runner or `start_deployments` first needs it.
 """
@@ -19,9 +20,11 @@ Ray is imported only here, and only when a runner or `start_deployments` first n
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from costa.errors import ToolError
@@ -46,6 +49,14 @@ POLL_SECONDS = 0.05
 PROBE_SECONDS = 30.0
 #: After Ray could not be reached, how long that answer is reused before trying again, in seconds.
 RETRY_CONNECT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """One item a replica's call streams back: an event the tool reported while it ran, or (last) its output."""
+
+    event: Any = None  # a costa.events.Event
+    output: ToolOutput | None = None
 
 
 def app_name(family: str) -> str:
@@ -189,60 +200,108 @@ class RayRunner:
         spec = tool.spec
         if not is_served(spec, self.rows):
             return tool(state, subtask, params)
+        handle = self._handle(spec.family).options(stream=True)
+        return self._drain(handle.stream.remote(spec, state, subtask, dict(params)), spec, self.timeout_seconds)
+
+    def _drain(self, stream: Any, spec: ToolSpec, timeout: float) -> ToolOutput:
+        """The streamed call's output, reporting its events to the turn as they arrive; Stop, the deadline and every
+        Ray failure as in `_wait`. A daemon thread iterates the stream (Serve's iterator has no timeout of its own);
+        cancelling the request ends it."""
         from costa.models.control import report
 
-        handle = self._handle(spec.family)
-        output, events = self._wait(handle.run.remote(spec, state, subtask, dict(params)), spec, self.timeout_seconds)
-        report(*events)  # the call's progress and endpoint requests, into the turn's record
-        return output
+        items: queue.Queue[tuple[Streamed | None, BaseException | None]] = queue.Queue()
+
+        def pump() -> None:
+            try:
+                for item in stream:
+                    items.put((item, None))
+                items.put((None, None))
+            except BaseException as e:  # handed to the waiting call
+                items.put((None, e))
+
+        threading.Thread(target=pump, name=f"costa-ray-{spec.id}", daemon=True).start()
+        output: ToolOutput | None = None
+        deadline = time.monotonic() + timeout
+        while True:
+            left = self._check(stream, spec, timeout, deadline)
+            try:
+                item, error = items.get(timeout=min(POLL_SECONDS, left))
+            except queue.Empty:
+                continue
+            if error is not None:
+                raise self._failure(error, spec) from None
+            if item is None:
+                if output is None:
+                    raise ToolError(f"{spec.id}: its {app_name(spec.family)} replica returned no output")
+                return output
+            if item.event is not None:
+                report(item.event)
+            if item.output is not None:
+                output = item.output
+
+    def _check(self, response: Any, spec: ToolSpec, timeout: float, deadline: float) -> float:
+        """Seconds left before `deadline`; cancels `response` and raises when the turn was stopped or none are left.
+
+        Raises:
+            ToolStoppedError: the turn's Stop was pressed.
+            ToolError: the deadline passed (COSTA_RUNNER_TIMEOUT).
+        """
+        from costa.models.control import ToolStoppedError, current_control
+
+        control = current_control()
+        if control is not None and control.stopped():
+            response.cancel()
+            raise ToolStoppedError(f"stopped by the user; the {app_name(spec.family)} request was cancelled")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            response.cancel()
+            raise ToolError(
+                f"no answer from Ray Serve deployment {app_name(spec.family)!r} within {timeout:g} s "
+                "(COSTA_RUNNER_TIMEOUT); the request was cancelled"
+            )
+        return left
 
     def _wait(self, response: Any, spec: ToolSpec, timeout: float) -> Any:
-        """The response's result, watching the turn's Stop flag and the deadline; every Ray failure as a ToolError.
+        """The unary response's result, watching the turn's Stop flag and the deadline (`_check`).
 
         Raises:
             ToolStoppedError: the turn was stopped (the request is cancelled).
             ToolError: the tool's own error, or one sentence for a remote exception, a timeout, a dead replica.
         """
-        import ray
-        from ray.serve.exceptions import RayServeException
-
-        from costa.models.control import ToolStoppedError, current_control
-
-        family = spec.family
-        control = current_control()
         deadline = time.monotonic() + timeout
         while True:
-            if control is not None and control.stopped():
-                response.cancel()
-                raise ToolStoppedError(f"stopped by the user; the {app_name(family)} request was cancelled")
-            left = deadline - time.monotonic()
-            if left <= 0:
-                response.cancel()
-                raise ToolError(
-                    f"no answer from Ray Serve deployment {app_name(family)!r} within {timeout:g} s "
-                    "(COSTA_RUNNER_TIMEOUT); the request was cancelled"
-                )
+            left = self._check(response, spec, timeout, deadline)
             try:
                 return response.result(timeout_s=min(POLL_SECONDS, left))
             except TimeoutError:  # ray's GetTimeoutError is one: the call is still running
                 continue
-            except ray.exceptions.RayTaskError as e:
-                cause = getattr(e, "cause", None)
-                if isinstance(cause, ToolError):  # the tool's own recorded failure, advice and all
-                    raise cause from None
-                what = type(cause).__name__ if cause is not None else "an error"
-                text = str(cause).strip().splitlines()[0] if cause is not None and str(cause).strip() else ""
-                raise ToolError(
-                    f"{spec.id} raised {what} on its {app_name(family)} replica" + (f": {text}" if text else "")
-                ) from None
-            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as e:
-                self._forget(family)
-                raise ToolError(
-                    f"the {app_name(family)} replica running {spec.id} died during the call ({type(e).__name__});"
-                    " Serve starts a new one"
-                ) from None
-            except ray.exceptions.TaskCancelledError:  # cancelled from elsewhere (Serve shutting the app down)
-                raise ToolError(f"the {app_name(family)} request for {spec.id} was cancelled by Ray") from None
-            except (ray.exceptions.RayError, RayServeException) as e:
-                self._forget(family)
-                raise ToolError(f"Ray could not run {spec.id} on {app_name(family)!r} ({type(e).__name__})") from None
+            except Exception as e:
+                raise self._failure(e, spec) from None
+
+    def _failure(self, error: BaseException, spec: ToolSpec) -> BaseException:
+        """What a Ray failure of `spec`'s call is to the search: the tool's own `ToolError`, or one sentence."""
+        import ray
+        from ray.serve.exceptions import RayServeException
+
+        family = app_name(spec.family)
+        if isinstance(error, ray.exceptions.RayTaskError):
+            cause = getattr(error, "cause", None)
+            if isinstance(cause, ToolError):  # the tool's own recorded failure, advice and all
+                return cause
+            what = type(cause).__name__ if cause is not None else "an error"
+            text = str(cause).strip().splitlines()[0] if cause is not None and str(cause).strip() else ""
+            return ToolError(f"{spec.id} raised {what} on its {family} replica" + (f": {text}" if text else ""))
+        if isinstance(
+            error, ray.exceptions.RayActorError | ray.exceptions.WorkerCrashedError | ray.exceptions.NodeDiedError
+        ):
+            self._forget(spec.family)
+            return ToolError(
+                f"the {family} replica running {spec.id} died during the call ({type(error).__name__});"
+                " Serve starts a new one"
+            )
+        if isinstance(error, ray.exceptions.TaskCancelledError):  # cancelled elsewhere (Serve shutting the app down)
+            return ToolError(f"the {family} request for {spec.id} was cancelled by Ray")
+        if isinstance(error, ray.exceptions.RayError | RayServeException):
+            self._forget(spec.family)
+            return ToolError(f"Ray could not run {spec.id} on {family!r} ({type(error).__name__})")
+        return error  # not Ray's: a bug in costa, raised as it is

@@ -4,20 +4,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from costa.errors import InputError, ToolError
 from costa.models.deployments import Deployment, is_served
-from costa.models.ray_runner import app_name
+from costa.models.ray_runner import Streamed, app_name
 from costa.tools.base import Tool
 from costa.types import EditState, Subtask, ToolOutput, ToolSpec
 
 
 class ToolReplica:
     """One replica of a family's deployment: tools built from the callers' specs, each loaded once, run off the
-    replica's event loop so a cancelled request can set the call's Stop flag."""
+    replica's event loop (so events stream back while they run, and a cancelled request can set the call's Stop
+    flag)."""
 
     def __init__(self, family: str) -> None:
         from costa.services import Services
@@ -25,7 +26,7 @@ class ToolReplica:
         self.family = family
         #: This machine's settings (COSTA_MODELS_DIR, COSTA_DEVICE) and model cache; its runner is never used here.
         self.services = Services()
-        self.counts = {"started": 0, "finished": 0, "failed": 0, "cancelled": 0}
+        self.counts = {"started": 0, "finished": 0, "failed": 0, "cancelled": 0, "running": 0}
 
     def _tool(self, spec: ToolSpec) -> Tool:
         if spec.family != self.family:
@@ -42,23 +43,45 @@ class ToolReplica:
     async def load(self, spec: ToolSpec) -> None:
         await asyncio.to_thread(self._tool(spec).ensure_loaded)
 
-    async def run(
+    async def stream(
         self, spec: ToolSpec, state: EditState, subtask: Subtask, params: Mapping[str, Any]
-    ) -> tuple[ToolOutput, tuple[Any, ...]]:
-        """The tool's output and the events it reported (progress, endpoint requests) during the call."""
+    ) -> AsyncIterator[Streamed]:
+        """Run the call in a worker thread; yield each event it reports (progress, endpoint requests) as it happens,
+        then its output. A cancelled request (Stop, a timeout) sets the call's Stop flag: a tool with steps ends at
+        its next step."""
         from costa.models.control import TurnControl, using_control
 
         tool = self._tool(spec)
-        control = TurnControl()
+        loop = asyncio.get_running_loop()
+        events: asyncio.Queue[Any] = asyncio.Queue()
+
+        def hand_over(ev: Any) -> None:  # called in the tool's thread: the queue belongs to the event loop
+            loop.call_soon_threadsafe(events.put_nowait, ev)
+
+        control = TurnControl(on_event=hand_over)
 
         def work() -> ToolOutput:
-            with using_control(control, subtask.id, spec.id, 0):
-                return tool(state, subtask, params)
+            self.counts["running"] += 1
+            try:
+                with using_control(control, subtask.id, spec.id, 0):
+                    return tool(state, subtask, params)
+            finally:
+                self.counts["running"] -= 1
 
         self.counts["started"] += 1
+        call = asyncio.ensure_future(asyncio.to_thread(work))
         try:
-            output = await asyncio.to_thread(work)
-        except asyncio.CancelledError:  # Stop or a timeout cancelled the request: a stepped tool ends at its next step
+            while not call.done():
+                next_event = asyncio.ensure_future(events.get())
+                await asyncio.wait({call, next_event}, return_when=asyncio.FIRST_COMPLETED)
+                if next_event.done():
+                    yield Streamed(event=next_event.result())
+                else:
+                    next_event.cancel()
+            while not events.empty():
+                yield Streamed(event=events.get_nowait())
+            output = call.result()  # the tool's own exception, if it raised
+        except (asyncio.CancelledError, GeneratorExit):
             control.stop.set()
             self.counts["cancelled"] += 1
             raise
@@ -66,10 +89,11 @@ class ToolReplica:
             self.counts["failed"] += 1
             raise
         self.counts["finished"] += 1
-        return output, tuple(control.events)
+        yield Streamed(output=output)
 
     async def stats(self) -> dict[str, int]:
-        """Calls this replica started, finished, failed and had cancelled."""
+        """Calls this replica started, finished, failed and had cancelled, and how many still run in its threads
+        (a cancelled call's thread runs on until its tool's next step, or its end)."""
         return dict(self.counts)
 
 

@@ -21,6 +21,7 @@ from costa.types import EditState, Subtask, ToolOutput
 BROKEN_TOOL = "unsharp_deblur"
 BROKEN_CLASS = "costa.testing.ray_tools:BrokenDeblurrer"
 SLOW_CLASS = "costa.testing.ray_tools:SlowDeblurrer"
+STEPPED_CLASS = "costa.testing.ray_tools:SteppedDeblurrer"
 #: CPUs each test replica holds: several fit a 1-CPU Ray.
 TEST_REPLICA_CPUS = 0.1
 
@@ -64,4 +65,21 @@ class SlowDeblurrer(WienerDeblurrer):
         from costa.testing.slow_tools import fake_seconds
 
         time.sleep(fake_seconds())
+        return super().run(state, subtask, params)
+
+
+class SteppedDeblurrer(WienerDeblurrer):
+    """FAKE: the real `WienerDeblurrer` after `COSTA_FAKE_STEPS` sleeps of `COSTA_FAKE_STEP_SECONDS`, each reported
+    as a step like a diffusion tool's (read on the replica: set them before Ray starts)."""
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        import os
+
+        from costa.models.control import step
+        from costa.testing.slow_tools import fake_seconds
+
+        total = int(os.environ.get("COSTA_FAKE_STEPS", "8"))
+        for i in range(1, total + 1):
+            time.sleep(fake_seconds("STEP", 0.5))
+            step(i, total)  # progress streamed to the caller; raises ToolStoppedError once the request is cancelled
         return super().run(state, subtask, params)

@@ -240,3 +240,34 @@ def test_an_absent_deployment_is_a_reason_not_a_hang(cluster) -> None:
     assert why is not None and "'costa-depth' is not running" in why and "python -m costa serve" in why
     ok, said = runner.reachable()
     assert ok and "deployments running: deblur" in said
+
+
+def test_costa_edit_and_doctor_with_costa_runner_ray(cluster, tmp_path: Path) -> None:
+    """The command line on the module's Ray: `costa edit` sends the deblur calls there and says so; `doctor` says
+    the runner is reachable and which deployments run."""
+    import subprocess
+    import sys
+
+    from PIL import Image
+
+    _, tables_dir = cluster
+    root = Path(__file__).resolve().parents[1]
+    image = tmp_path / "sign.png"
+    Image.fromarray(blurred_sign()).save(image)
+    env = os.environ | {
+        "COSTA_RUNNER": "ray",
+        "COSTA_DEPLOYMENTS_TABLE": str(tables_dir / "deployments.csv"),
+        "COSTA_REFLECT": "0",
+        "PYTHONPATH": str(root),
+    }
+    argv = [sys.executable, "-m", "costa", "edit", str(image), "deblur the image", "-o", str(tmp_path / "out.png")]
+    edit = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=240)
+    assert edit.returncode == 0, edit.stdout + edit.stderr
+    assert "deblur (attempt 0) on ray:" in edit.stdout, edit.stdout
+    assert (tmp_path / "out.png").is_file()
+    doctor = subprocess.run(
+        [sys.executable, "-m", "costa", "doctor"], cwd=root, env=env, capture_output=True, text=True, timeout=240
+    )
+    assert doctor.returncode == 0, doctor.stderr
+    line = next(x for x in doctor.stdout.splitlines() if x.startswith("runner:"))
+    assert line.startswith("runner: ray (COSTA_RUNNER): reachable:") and "deployments running: deblur" in line, line

@@ -1,4 +1,4 @@
-"""`python -m costa …`: edit, plan, doctor, bench.
+"""`python -m costa …`: edit, plan, doctor, serve, bench.
 
 Exit codes: 0 done; 2 bad input or nothing could be done (no output written); 3 partly done (output written, some
 subtasks skipped or failed — the message says which); 4 a target was found but not verified (e.g. only the colour of
@@ -100,9 +100,11 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     b.add_argument("bench_args", nargs=argparse.REMAINDER, help="NAME [options]: see `python -m costa bench --help`")
+    from costa.models.serving import add_parsers as add_serve_parsers
     from costa.store.commands import add_parsers as add_store_parsers
     from costa.subroutines.commands import add_parsers
 
+    add_serve_parsers(sub)
     add_parsers(sub)
     add_store_parsers(sub)
     from costa.campaign.commands import add_parsers as add_campaign_parsers
@@ -214,6 +216,10 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     ]
     if uncovered:
         print(f"subtasks with no ready tool: {', '.join(uncovered)}", file=out)
+    from costa.models.serving import database_line, runner_line
+
+    print(runner_line(services), file=out)
+    print(f"store: {database_line(services.settings.database_url)} (COSTA_DATABASE_URL)", file=out)
     print("weights shipped inside registry packages (requirements-nodeps.txt, installed with --no-deps):", file=out)
     for w in shipped:
         print(f"  {w.line()}", file=out)
@@ -268,11 +274,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if argv[:1] == ["bench"]:  # the benchmark package parses its own options (`python -m costa bench --help`)
         return cmd_bench(argparse.Namespace(bench_args=argv[1:]), out)
     args = _parser().parse_args(argv)
+    from costa.models.serving import cmd_serve
     from costa.store.commands import cmd_store
     from costa.subroutines.commands import cmd_mine, cmd_rules
 
     handlers = {"edit": cmd_edit, "plan": cmd_plan, "doctor": cmd_doctor, "bench": cmd_bench, "models": cmd_models}
-    handlers |= {"mine": cmd_mine, "rules": cmd_rules, "store": cmd_store}
+    handlers |= {"mine": cmd_mine, "rules": cmd_rules, "store": cmd_store, "serve": cmd_serve}
     from costa.campaign.commands import cmd_campaign
 
     handlers["campaign"] = cmd_campaign

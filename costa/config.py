@@ -77,6 +77,27 @@ def _retention_days(env: Mapping[str, str]) -> float | None:
     return _float(env, "COSTA_RETENTION_DAYS", 30.0, 0.001, 36_500.0)
 
 
+#: What COSTA_RUNNER may say: the in-process default, a local Ray, or a Ray cluster's client address.
+RUNNER_FORMS = ("in_process", "ray", "ray://HOST:PORT")
+
+
+def _runner(env: Mapping[str, str]) -> str:
+    """COSTA_RUNNER: unset or "in_process" (default), "ray" (a local Ray), or "ray://HOST:PORT" (a Ray cluster).
+
+    >>> _runner({}), _runner({"COSTA_RUNNER": "ray"}), _runner({"COSTA_RUNNER": "ray://gpu-box:10001"})
+    ('in_process', 'ray', 'ray://gpu-box:10001')
+    """
+    raw = (env.get("COSTA_RUNNER") or "").strip()
+    if raw in ("", "in_process"):
+        return "in_process"
+    if raw == "ray":
+        return raw
+    host, sep, port = raw.removeprefix("ray://").rpartition(":")
+    if raw.startswith("ray://") and sep and host and "/" not in host and port.isdigit() and 1 <= int(port) <= 65535:
+        return raw
+    raise InputError(f"COSTA_RUNNER must be one of {', '.join(RUNNER_FORMS)}, got {raw!r}")
+
+
 def listen_address(env: Mapping[str, str] | None = None) -> tuple[str, int]:
     """Where `python app.py` listens: (host, port) from COSTA_HOST / COSTA_PORT, else Gradio's own
     GRADIO_SERVER_NAME / GRADIO_SERVER_PORT (so a Gradio deployment's settings work), else 127.0.0.1:7860.
@@ -160,6 +181,11 @@ class Settings:
         0 = no limit); bursts of a quarter of it pass.
     turn_megapixels: largest image a turn edits, in megapixels (COSTA_TURN_MEGAPIXELS); unset = by machine (8 per CPU
         core, at least 8; COSTA_MAX_PIXELS with a GPU).
+    runner: where tool calls run (COSTA_RUNNER): "in_process" (default), "ray" (a local Ray on 127.0.0.1: the
+        families tool_tables/deployments.csv serves are Ray Serve deployments) or "ray://HOST:PORT" (a Ray cluster).
+    runner_timeout_seconds: longest one remote tool call may take before it is cancelled and recorded as a failure
+        (COSTA_RUNNER_TIMEOUT, default 600); in-process calls are not timed out.
+    deployments_table: another deployments table instead of tool_tables/deployments.csv (COSTA_DEPLOYMENTS_TABLE).
     """
 
     home: Path
@@ -201,6 +227,9 @@ class Settings:
     quota_gb: float = 10.0
     rate_limit: float = 240.0
     turn_megapixels: float | None = None
+    runner: str = "in_process"
+    runner_timeout_seconds: float = 600.0
+    deployments_table: Path | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -250,4 +279,7 @@ class Settings:
             quota_gb=_float(env, "COSTA_QUOTA_GB", 10.0, 0.0, 1e6),
             rate_limit=_float(env, "COSTA_RATE_LIMIT", 240.0, 0.0, 1e7),
             turn_megapixels=_optional_float(env, "COSTA_TURN_MEGAPIXELS"),
+            runner=_runner(env),
+            runner_timeout_seconds=_float(env, "COSTA_RUNNER_TIMEOUT", 600.0, 0.01, 86_400.0),
+            deployments_table=Path(dep).expanduser() if (dep := env.get("COSTA_DEPLOYMENTS_TABLE")) else None,
         )

@@ -98,7 +98,9 @@ class ToolStarted(Event):
 class ToolFinished(Event):
     """One tool attempt ended: measured seconds and checked quality; `stopped` when the user's Stop ended it (then
     it neither passed nor failed, and nothing about the tool is learned from it); `cached` when the turn's memo
-    replayed an identical earlier run (same tool, parameters and input: not run again, 0 s)."""
+    replayed an identical earlier run (same tool, parameters and input: not run again, 0 s). `runner` names what
+    ran the call: "in_process" or "ray" (a Ray Serve deployment, `costa.models.ray_runner`); "" in events stored
+    before the field existed (those ran in process) and from searches whose caller does not say."""
 
     subtask_id: str
     tool: str
@@ -109,6 +111,7 @@ class ToolFinished(Event):
     reasons: tuple[str, ...] = ()
     stopped: bool = False
     cached: bool = False
+    runner: str = ""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 from costa.config import Settings
 from costa.models.cache import ModelCache
-from costa.models.runner import InProcessRunner, ToolRunner
+from costa.models.runner import ToolRunner, make_runner
 from costa.tables import Tables, load_tables
 from costa.tools import tool_class
 from costa.tools.base import Tool
@@ -103,8 +103,8 @@ class Services:
         budget = self.settings.model_memory_gb
         #: Loaded neural models shared by every tool (one Grounding DINO, one inpainting pipeline), LRU over budget.
         self.models = ModelCache(int(budget * 2**30) if budget else None)
-        #: Runs each tool call; in-process by default, the seam for serving GPU tools elsewhere (README).
-        self.runner: ToolRunner = InProcessRunner()
+        #: Runs each tool call: in process by default, on Ray Serve with COSTA_RUNNER=ray (README, "Scaling out").
+        self.runner: ToolRunner = make_runner(self.settings, self.tables)
         self._reader: Any = None
         self._calibration: Any = None
         self._lock = threading.RLock()
@@ -132,9 +132,14 @@ class Services:
 
     def tool(self, tool_id: str) -> Tool:
         """The tool instance for `tool_id`, created once."""
+        return self.tool_for(self.tables.tools[tool_id])
+
+    def tool_for(self, spec: ToolSpec) -> Tool:
+        """The tool instance for `spec`, created once (again when another spec of the same id comes: a Serve replica
+        builds the tools its callers' tables describe)."""
+        tool_id = spec.id
         with self._lock:
-            if tool_id not in self._tools:
-                spec = self.tables.tools[tool_id]
+            if tool_id not in self._tools or self._tools[tool_id].spec != spec:
                 cls = tool_class(spec)
                 tool = cls(spec, reader=self.reader) if spec.family == "ocr" else cls(spec)
                 tool.settings = self.settings  # limits such as max_pixels come from this process's settings
@@ -149,7 +154,7 @@ class Services:
         if spec.status != "ready" or spec.impl is None:
             return self._planned_reason(spec)
         try:
-            return self.tool(tool_id).missing()
+            return self.runner.missing(self.tool(tool_id))
         except ImportError as e:  # a tool module whose own import fails is reported, not fatal to the app
             return f"cannot import its module: {e}"
 

@@ -1,4 +1,5 @@
-"""Importing costa, its CLI module or the app must not pull heavy ML libraries (they load lazily inside tools)."""
+"""Importing costa, its CLI module or the app must not pull heavy ML libraries (they load lazily inside tools), nor
+Ray (imported only when COSTA_RUNNER asks for it, on the runner's first use)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = (
     "torch", "diffusers", "transformers", "segment_anything", "onnxruntime", "rapidocr", "ai_edge_litert", "mediapipe",
+    "ray",
 )  # fmt: skip
 
 
@@ -21,7 +23,8 @@ def _loaded_after(code: str) -> set[str]:
 def test_import_costa_is_light() -> None:
     code = (
         "import costa, costa.agent, costa.cli, costa.search, costa.graph, costa.tables, costa.services, costa.checks,"
-        " costa.planner"
+        " costa.planner, costa.models.runner, costa.models.ray_runner, costa.models.replica, costa.models.serving,"
+        " costa.models.deployments"
     )
     assert _loaded_after(code) == set()
 

@@ -147,13 +147,17 @@ class AStar(Generic[N, S]):
             total += out.seconds
             if out.stopped:
                 self.halted.append(out.error or "stopped")
-                yield ToolFinished(sid, tool, attempt, out.seconds, 0.0, False, (out.error or "stopped",), True)
+                yield ToolFinished(
+                    sid, tool, attempt, out.seconds, 0.0, False, (out.error or "stopped",), True, runner=out.runner
+                )
                 return
             quality = 0.0 if out.error else out.quality
             ok = out.error is None and quality >= self.p.threshold
             self.observations.append(Observation(n.node, out.seconds, quality, ok, attempt, out.cached))
             reasons = out.reasons if out.error is None else (out.error, *out.reasons)
-            yield ToolFinished(sid, tool, attempt, out.seconds, quality, ok, reasons, cached=out.cached)
+            yield ToolFinished(
+                sid, tool, attempt, out.seconds, quality, ok, reasons, cached=out.cached, runner=out.runner
+            )
             if ok:
                 base_c = n.parent.cost if n.parent else 0.0
                 base_q = n.parent.quality if n.parent else 1.0

@@ -59,7 +59,8 @@ class Outcome(Generic[S]):
     reported as stopped, not failed, and it is no observation (a stopped call says nothing about the tool). `cached`
     means the caller replayed an earlier identical run: it is not counted as an execution. `final` (with `error`)
     means no other attempt of this step can pass (a refusal that does not depend on parameters): the search drops
-    the step at once instead of running its remaining attempts.
+    the step at once instead of running its remaining attempts. `runner` names what ran the call ("in_process",
+    "ray"; "" when the caller does not say), for the `tool_finished` event.
     """
 
     seconds: float
@@ -70,6 +71,7 @@ class Outcome(Generic[S]):
     stopped: bool = False
     cached: bool = False  # replayed from the turn's memo of tool runs: not run again, nothing new learned
     final: bool = False  # the step's other attempts would fail the same way: no retry
+    runner: str = ""
 
 
 @dataclass(frozen=True)

@@ -87,8 +87,9 @@ def print_event(
         ledger.append((ev.subtask_id, ev.tool, ev.attempt, ev.seconds, ev.quality, ev.passed, ev.cached))
         if not quiet:
             mark = "pass" if ev.passed else "FAIL"
+            where = f" on {ev.runner}" if ev.runner not in ("", "in_process") else ""  # a Ray Serve replica ran it
             print(
-                f"  run   {ev.subtask_id} {ev.tool} (attempt {ev.attempt}): {ev.seconds:.3f} s, "
+                f"  run   {ev.subtask_id} {ev.tool} (attempt {ev.attempt}){where}: {ev.seconds:.3f} s, "
                 f"quality {ev.quality:.2f} {mark} — {'; '.join(ev.reasons)}",
                 file=out,
             )

@@ -11,7 +11,7 @@ search routes around; anything else is a bug and propagates. A target a grounder
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -78,7 +78,8 @@ class StepExecutor:
     def __call__(self, node: StepNode, parent: TurnState, attempt: int) -> Outcome[TurnState]:
         t0 = time.perf_counter()
         try:
-            return self._step(node, parent, attempt)
+            out = self._step(node, parent, attempt)
+            return replace(out, runner=self.services.runner.where(self.services.tables.tools[node.tool]))
         finally:
             self.busy_seconds += time.perf_counter() - t0
 
@@ -115,8 +116,9 @@ class StepExecutor:
         """Run the tool (in a worker thread when the turn can be stopped): (seconds, output, error), or an `Outcome`
         when Stop or loading ended it. The seam a benchmark overrides to replay measured runs across turns."""
         tool = self.services.tool(node.tool)
+        load = lambda: self.services.runner.load(tool)  # noqa: E731
         try:  # loading a model once per process is not the tool's per-call cost; Stop does not wait for it either
-            run_stoppable(tool.ensure_loaded, self.control, node.subtask_id, node.tool, attempt)
+            run_stoppable(load, self.control, node.subtask_id, node.tool, attempt)
         except ToolStoppedError as e:
             return Outcome(0.0, 0.0, error=f"{node.tool}: {e}", stopped=True)
         except ToolError as e:

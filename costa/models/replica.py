@@ -1,0 +1,165 @@
+"""The server side of the Ray runner: `ToolReplica` (one replica of a family's Serve deployment) and
+`start_deployments`, what `python -m costa serve` runs (the client side is `costa.models.ray_runner`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from costa.errors import InputError, ToolError
+from costa.models.deployments import Deployment, is_served
+from costa.models.ray_runner import Streamed, app_name
+from costa.tools.base import Tool
+from costa.types import EditState, Subtask, ToolOutput, ToolSpec
+
+
+class ToolReplica:
+    """One replica of a family's deployment: tools built from the callers' specs, each loaded once, run off the
+    replica's event loop (so events stream back while they run, and a cancelled request can set the call's Stop
+    flag)."""
+
+    def __init__(self, family: str) -> None:
+        from costa.services import Services
+
+        self.family = family
+        #: This machine's settings (COSTA_MODELS_DIR, COSTA_DEVICE) and model cache; its runner is never used here.
+        self.services = Services()
+        self.counts = {"started": 0, "finished": 0, "failed": 0, "cancelled": 0, "running": 0}
+
+    def _tool(self, spec: ToolSpec) -> Tool:
+        if spec.family != self.family:
+            raise ToolError(f"the {self.family!r} deployment was sent tool {spec.id!r} of family {spec.family!r}")
+        return self.services.tool_for(spec)
+
+    async def missing(self, spec: ToolSpec) -> str | None:
+        """Why `spec`'s tool cannot run on this replica's machine, or None."""
+        try:
+            return self._tool(spec).missing()
+        except ImportError as e:
+            return f"cannot import its module on the replica: {e}"
+
+    async def load(self, spec: ToolSpec) -> None:
+        await asyncio.to_thread(self._tool(spec).ensure_loaded)
+
+    async def stream(
+        self, spec: ToolSpec, state: EditState, subtask: Subtask, params: Mapping[str, Any]
+    ) -> AsyncIterator[Streamed]:
+        """Run the call in a worker thread; yield each event it reports (progress, endpoint requests) as it happens,
+        then its output. A cancelled request (Stop, a timeout) sets the call's Stop flag: a tool with steps ends at
+        its next step."""
+        from costa.models.control import TurnControl, using_control
+
+        tool = self._tool(spec)
+        loop = asyncio.get_running_loop()
+        events: asyncio.Queue[Any] = asyncio.Queue()
+
+        def hand_over(ev: Any) -> None:  # called in the tool's thread: the queue belongs to the event loop
+            loop.call_soon_threadsafe(events.put_nowait, ev)
+
+        control = TurnControl(on_event=hand_over)
+
+        def work() -> ToolOutput:
+            self.counts["running"] += 1
+            try:
+                with using_control(control, subtask.id, spec.id, 0):
+                    return tool(state, subtask, params)
+            finally:
+                self.counts["running"] -= 1
+
+        self.counts["started"] += 1
+        call = asyncio.ensure_future(asyncio.to_thread(work))
+        try:
+            while not call.done():
+                next_event = asyncio.ensure_future(events.get())
+                await asyncio.wait({call, next_event}, return_when=asyncio.FIRST_COMPLETED)
+                if next_event.done():
+                    yield Streamed(event=next_event.result())
+                else:
+                    next_event.cancel()
+            while not events.empty():
+                yield Streamed(event=events.get_nowait())
+            output = call.result()  # the tool's own exception, if it raised
+        except (asyncio.CancelledError, GeneratorExit):
+            control.stop.set()
+            self.counts["cancelled"] += 1
+            raise
+        except BaseException:
+            self.counts["failed"] += 1
+            raise
+        self.counts["finished"] += 1
+        yield Streamed(output=output)
+
+    async def stats(self) -> dict[str, int]:
+        """Calls this replica started, finished, failed and had cancelled, and how many still run in its threads
+        (a cancelled call's thread runs on until its tool's next step, or its end)."""
+        return dict(self.counts)
+
+
+@dataclass(frozen=True)
+class Started:
+    """One deployment `start_deployments` started: its row, the GPUs each replica holds, the tools it serves."""
+
+    row: Deployment
+    gpu_fraction: float
+    tools: tuple[str, ...]
+
+    def line(self) -> str:
+        gpu = f"{self.gpu_fraction:g} GPU" if self.gpu_fraction else "no GPU"
+        return (
+            f"{app_name(self.row.family)}: {self.row.replicas} replica(s), {gpu} and {self.row.cpus:g} CPU each;"
+            f" serves {', '.join(self.tools)}"
+        )
+
+
+def served_rows(rows: Mapping[str, Deployment], tools: Mapping[str, ToolSpec]) -> dict[Deployment, tuple[str, ...]]:
+    """The served rows with at least one ready tool to serve, and those tools' ids (planned families wait)."""
+    out: dict[Deployment, tuple[str, ...]] = {}
+    for row in rows.values():
+        ids = tuple(
+            t.id for t in tools.values() if t.family == row.family and t.status == "ready" and is_served(t, rows)
+        )
+        if row.served and ids:
+            out[row] = ids
+    return out
+
+
+def start_deployments(
+    rows: Mapping[str, Deployment], tools: Mapping[str, ToolSpec], cpu_only: bool = False
+) -> list[Started]:
+    """Start (or update) the Serve application of every served family with a ready tool, on the Ray this process
+    is connected to (`connect` first); Serve's HTTP proxy stays off, the runner calls the deployments by handle.
+
+    Raises:
+        InputError: the rows ask for more GPUs or CPUs than this Ray has (names them, and what to change): Serve
+            would otherwise wait for ever for replicas no node can place.
+    """
+    import ray
+    from ray import serve
+
+    wanted = served_rows(rows, tools)
+    need = 0.0 if cpu_only else sum(row.gpus for row in wanted)
+    have = float(ray.cluster_resources().get("GPU", 0.0))
+    if need > have + 1e-9:
+        asks = ", ".join(f"{r.family} {r.gpus:g}" for r in wanted if r.gpus)
+        raise InputError(
+            f"the deployments table asks for {need:g} GPU(s) ({asks}) and this Ray has {have:g}; "
+            "start it on a machine with GPUs, or pass --cpu-only to run the served families on CPUs"
+        )
+    need_cpus = sum(row.replicas * row.cpus for row in wanted)
+    have_cpus = float(ray.cluster_resources().get("CPU", 0.0))
+    if need_cpus > have_cpus + 1e-9:
+        raise InputError(
+            f"the deployments table asks for {need_cpus:g} CPU(s) for its replicas and this Ray has {have_cpus:g}; "
+            "give a Ray this command starts more (--num-cpus) or lower the table's cpus"
+        )
+    serve.start(proxy_location="Disabled")
+    started = []
+    for row, ids in wanted.items():
+        gpu = 0.0 if cpu_only else row.gpu_fraction
+        options = {"num_cpus": row.cpus, "num_gpus": gpu}
+        deployment: Any = serve.deployment(name=row.family, num_replicas=row.replicas, ray_actor_options=options)
+        serve.run(deployment(ToolReplica).bind(row.family), name=app_name(row.family), route_prefix=None)
+        started.append(Started(row, gpu, ids))
+    return started

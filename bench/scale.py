@@ -331,9 +331,10 @@ def probe_pg_restart(
         image: Path | None = sign_image(folder / f"outage{i}.png", (120, 60 + 30 * i % 190, 200))
         k = 0
         while not stop.is_set():
+            began = phase["now"]
             ok, msg = edit_once(client, sid, image, instructions[k % 2])
-            with lock:
-                calls.append(Call(phase["now"], ok, msg, i))
+            with lock:  # a call that began before the server came back overlapped the outage
+                calls.append(Call(phase["now"] if began == phase["now"] else "outage", ok, msg, i))
             if ok:
                 image, k = None, k + 1
             else:
@@ -367,6 +368,7 @@ def probe_pg_restart(
     errors = [c for c in calls if not c.ok]
     unclear = [(c.message, why) for c in errors if (why := _unclear(c.message, PASSWORD))]
     outage_errors = [c for c in errors if c.phase == "outage"]
+    after_errors = [c for c in errors if c.phase == "after"]
     if missing or changed or lost:
         bad.append(f"versions lost: {len(missing)} rows gone, {len(changed)} changed, {len(lost)} files bad")
     if unclear:
@@ -379,7 +381,8 @@ def probe_pg_restart(
     sample = outage_errors[0].message.strip()[:300] if outage_errors else "none seen"
     detail = (
         f"{outage_s:g} s outage: {len(outage_errors)} errors during it, one sentence each ({sample!r}); "
-        f"{sum(c.phase == 'after' and not c.ok for c in calls)} errors after it; every client edited again; "
+        f"{len(after_errors)} errors after it{f' ({_line(after_errors[0].message, 160)!r})' if after_errors else ''}; "
+        "every client edited again; "
         f"versions before {len(before)}, after {len(after)}, lost 0; turns left running 0"
     )
     return Probe("postgres restart", not bad, "; ".join(bad) or detail)
@@ -488,13 +491,15 @@ def run_scale(
     text: bool = False,
 ) -> tuple[str, str | None]:
     """Run the throughput table and (with `faults`) the probes; return the report and why it failed (None: held)."""
+    from costa.config import Settings
     from costa.testing.pg_server import fresh_database, pg_server_process
 
     instructions = TEXT_EDITS if text else ADJUST_EDITS
     kind = "text replacements" if text else "brighter / darker"
     lines = [
         f"scale benchmark: python app.py replicas on one PostgreSQL and one COSTA_HOME ({HOST}); {clients} clients "
-        f"× {edits} edits ({kind} on 480×200 signs), client i on replica i mod R; {os.cpu_count()} CPU cores"
+        f"× {edits} edits ({kind} on 480×200 signs), client i on replica i mod R; turns at once per replica "
+        f"(COSTA_CONCURRENCY) {Settings.from_env().concurrency}; {os.cpu_count()} CPU cores"
     ]
     failure: str | None = None
     with tempfile.TemporaryDirectory(prefix="costa-scale-") as tmp, pg_server_process() as server:

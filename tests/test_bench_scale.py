@@ -1,6 +1,7 @@
 """`python -m costa bench scale`, small, as a subprocess: one and then two app replicas on a throwaway PostgreSQL
 (costa/testing/pg_server.py) complete every turn, the database-restart probe loses no version and its errors are one
-sentence, and the kill -9 probe holds. Skips, saying why, without Debian's postgresql binaries or psycopg."""
+sentence, the kill -9 probe holds, and the Ray probe says why it skips. Skips, saying why, without Debian's
+postgresql binaries or psycopg."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def test_a_small_bench_scale_completes_turns_on_one_and_two_replicas_and_its_pro
     assert re.search(r"\b[1-9]\d* errors during it, one sentence each", restart), restart
     kill = next(line for line in out.splitlines() if "kill -9 mid-turn" in line)
     assert kill.lstrip().startswith("held") and "1 kill(s) mid-turn" in kill and "versions lost 0" in kill, kill
-    assert "skipped: the Ray runner is not in this build" in out or "held   ray worker kill -9" in out, out
+    assert re.search(r"^  skipped: the Ray runner ", out, re.M), out  # the probe is not written yet
 
 
 def test_the_cli_offers_bench_scale_and_without_postgresql_says_what_to_install(

@@ -4,12 +4,14 @@ A throwaway PostgreSQL (costa/testing/pg_server.py) starts on 127.0.0.1; `python
 ports with the same COSTA_DATABASE_URL and COSTA_HOME, as in the README's "Several replicas behind a load balancer".
 
 1. **Throughput**: `clients` gradio_client clients, each on its own session and sticky to one replica (client i on
-   replica i mod R, as a load balancer's `ip_hash` would place them), each running `edits` text replacements on a
-   480 × 200 sign (bench/app.py's edit: the embedded OCR and inpainting, about a second). Reported for 1 … R replicas
-   (the same database, more replicas added): turns per minute, p50 / p95 turn latency, errors; the ratio R / 1.
-2. **kill -9 mid-turn** (`kills` rounds, at most `probe_seconds`): a turn runs on replica A, A is killed while the
-   database says it runs; replica B serves the session at once: its history intact (every version, same SHA-256),
-   a new turn there runs, and the killed turn reads `interrupted`. A is restarted for the next round.
+   replica i mod R, as a load balancer's `ip_hash` would place them), each running `edits` whole-image brighter /
+   darker edits on a 480 × 200 sign (embedded, one to three seconds a turn here; `--text`: bench/app.py's text
+   replacements). Reported for 1 … R replicas (the same database; all started together, the ones not measured yet
+   idle): turns per minute, p50 / p95 turn latency, errors; the ratio R / 1.
+2. **kill -9 mid-turn** (`kills` kills, at most 3 rounds each and `probe_seconds` in all): a text replacement on a
+   1920 × 800 sign runs on replica A, A is killed while the database says it runs; replica B serves the session at
+   once: its history intact (every version, same SHA-256), a new turn there runs, and the killed turn reads
+   `interrupted`. A is restarted for the next round (a turn that ended before the signal is a round, not a kill).
 3. **PostgreSQL restart**: clients edit on both replicas while the server stops for `outage_seconds` and starts again:
    every error is one sentence (no traceback, no password, not an internal error), every client completes a turn
    after the restart, and no version stored before the stop is lost (rows and files, counted before and after).

@@ -28,6 +28,7 @@ RUNNERS: tuple[str, ...] = (
     "app",
     "faults",
     "store_scale",
+    "scale",
     "fasta",
     "reflection",
     "grounding",

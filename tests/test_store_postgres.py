@@ -367,3 +367,24 @@ def test_two_session_cores_on_one_database_share_a_sessions_turn_lock_and_stop(
     finally:
         for core in cores:
             core.close()
+
+
+@postgresql
+def test_a_turn_a_killed_replica_left_running_is_interrupted_by_the_next_turn_of_its_session(
+    postgresql_url: str, tmp_path: Path
+) -> None:
+    """Replica one dies mid-turn (its row stays `running`, its lock is gone); replica two, which never restarts,
+    marks it `interrupted` when it takes the session's lock, and leaves other sessions' running turns alone."""
+    from costa.session.replicas import replica_turn
+    from costa.session.runtime import SessionRuntime
+
+    one = Store(tmp_path, PostgresDatabase(postgresql_url))
+    sid, busy = one.create_session().id, one.create_session().id
+    dead = one.start_turn(sid, None, "x", None, {})  # written under a lock that died with its replica
+    two = Store(tmp_path, PostgresDatabase(postgresql_url))
+    with replica_turn(one, SessionRuntime(), busy, "busy"):
+        live = one.start_turn(busy, None, "y", None, {})
+        assert two.turn(sid, dead).status == "running"
+        with replica_turn(two, SessionRuntime(), sid, "busy"):
+            assert two.turn(sid, dead).status == "interrupted"
+        assert two.turn(busy, live).status == "running"  # another session's turn, still running on replica one

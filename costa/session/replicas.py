@@ -5,8 +5,9 @@
 own), so a replica sharing the store refuses a second turn of the session as this process does. On a shared database
 a watcher polls the session's stop request (`costa.store.stops`) every `STOP_POLL_SECONDS` and sets the turn's own
 Stop flag, where every step, tool call and diffusion step already looks; `stop_elsewhere` writes that request when
-Stop reaches a replica that is not running the turn. With SQLite (one machine) nothing changes: the lock always holds
-and no watcher runs.
+Stop reaches a replica that is not running the turn. A turn a killed replica left `running` is marked `interrupted`
+by the next replica to take the session's lock (no replica runs it then). With SQLite (one machine) nothing changes:
+the lock always holds and no watcher runs.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def replica_turn(store: Store, rt: SessionRuntime, session_id: str, busy: str) -
             yield
             return
         clear_stop(store, session_id)  # a request left by a turn that ended before it was seen
+        if store.mark_session_interrupted(session_id):  # a replica killed while it ran one; this one serves it now
+            log.warning("session %s…: a turn left running by a stopped replica is marked interrupted", session_id[:6])
         done = threading.Event()
         watcher = threading.Thread(
             target=_watch_stop, args=(store, rt, session_id, done), name="costa-stop-watch", daemon=True

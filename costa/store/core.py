@@ -310,6 +310,17 @@ class Store:
             )
             return int(cur.rowcount or 0)
 
+    def mark_session_interrupted(self, session_id: str) -> int:
+        """Mark the session's turns left `running` as `interrupted`; return how many. Call only while holding the
+        session's turn lock (`replica_turn`): then no replica runs any of them (one killed with the turn running
+        leaves its row so, and the replica that next runs a turn of the session is the one to see it)."""
+        with self.connect(write=True) as db:
+            cur = db.execute(
+                "UPDATE turns SET status = 'interrupted', finished = ? WHERE status = 'running' AND session_id = ?",
+                (time.time(), session_id),
+            )
+            return int(cur.rowcount or 0)
+
     def turn(self, session_id: str, turn_id: Any) -> Turn:
         tid = parse_id(turn_id, "turn id")
         with self.connect() as db:

@@ -15,8 +15,9 @@ ports with the same COSTA_DATABASE_URL and COSTA_HOME, as in the README's "Sever
 3. **PostgreSQL restart**: clients edit on both replicas while the server stops for `outage_seconds` and starts again:
    every error is one sentence (no traceback, no password, not an internal error), every client completes a turn
    after the restart, and no version stored before the stop is lost (rows and files, counted before and after).
-4. **Ray worker killed mid-call**: not written yet; the report says why it is skipped ("skipped: the Ray runner is
-   not in this build" here: the runner comes with the `ray` branch).
+4. **Ray worker killed mid-call**: not written yet; the report says why it is skipped. The runner-level version of
+   it is `tests/test_ray_runner.py` (a Serve replica killed mid-call is a recorded `ToolError`, the next call reaches
+   the replica Serve starts in its place).
 
 Exit code 1, with a one-line reason last, when a probe's expectation fails or a configuration completed no turns.
 Traffic only to 127.0.0.1.
@@ -392,9 +393,9 @@ def probe_pg_restart(
 def ray_skip_reason() -> str:
     """Why the Ray worker probe is skipped (one line for the report).
 
-    The probe is to kill a Ray Serve replica's worker while a served tool call runs on it and see the turn end with
-    a recorded result; it is not written: this build has no Ray runner to drive (it comes with the `ray` branch:
-    `python -m costa serve`, families served per tool_tables/deployments.csv)."""
+    The probe is to kill a Ray Serve replica's worker while a served tool call runs on it, from app replicas started
+    with COSTA_RUNNER=ray after `python -m costa serve`, and see the turn end with a recorded result; it is not
+    written yet (tests/test_ray_runner.py kills a replica mid-call at the runner level)."""
     if importlib.util.find_spec("costa.models.ray_runner") is None:
         return "skipped: the Ray runner is not in this build"
     if importlib.util.find_spec("ray") is None:

@@ -251,3 +251,12 @@ def test_put_it_back_with_the_box_of_the_edit_still_set_restores_and_elsewhere_e
     assert points_at(UserRegion(points=(Point(15, 15),)), changed)
     assert not points_at(UserRegion(boxes=(Box(40, 0, 10, 10),)), changed)
     assert not points_at(UserRegion(points=(Point(2, 2),)), changed)
+
+
+def test_a_bare_noun_is_the_remembered_thing() -> None:
+    """'make the flag green' after 'make the flag blue' edits the remembered flag's region (the box is no longer in the
+    page's field once the proposal was accepted)."""
+    one = [TurnRecord(1, "make the flag blue", "make the flag blue", (("object_recoloration", "flag", "blue", "s1"),),
+                      (("s1", _mask(0, 20, 0, 10)),))]  # fmt: skip
+    r = resolve_references("make the flag green", one)
+    assert r.region is not None and r.region[5, 5] and not r.region[30, 30] and r.reference == "named"

@@ -98,6 +98,8 @@ def test_a_proposal_in_the_browser_is_looked_at_then_accepted_or_discarded(
     page.wait_for_selector("#chat >> text=Accepted", timeout=30_000)
     page.wait_for_selector("#proposal-actions", state="hidden", timeout=30_000)
     assert page.locator("#undo").is_enabled()  # a new version: undo goes back to the upload
+    # the box is spent, as after a done turn: the next instruction refers to the remembered flag, not to a box
+    assert page.get_by_label("Target box x,y,w,h (optional)").input_value() == ""
     page.get_by_role("tab", name="History", exact=True).click()
     page.wait_for_selector("#gallery .thumbnail-item", timeout=30_000)
     assert page.locator("#gallery .thumbnail-item").count() == 2

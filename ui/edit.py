@@ -312,7 +312,13 @@ def _tab_handlers(tab: EditTab, page: Page, brush_sync: Callable[[UiState], dict
             number = core.versions.version_number(state.session_id, decided.version.id if decided.version else None)
             state.past = [*state.past, PV.decided_message(decided, number)][-MAX_PAST_MESSAGES:]
             state.last_view, state.head = None, None
-            return page.snapshot(state)
+            if not accept:
+                return page.snapshot(state)  # the pointing stays: the user may try again on it
+            # Accepted: like a done turn, the pointing it used is spent (the memory knows the region now); a box left
+            # in the field made every follow-up an edit of the box ("a bit more" recoloured the box again)
+            state.clear_pointing()
+            state.box = ""
+            return {**page.snapshot(state), tab.box: ""}
 
         return on_decide
 

@@ -509,6 +509,7 @@ def _named_thing(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]
     """ "make the green suit darker": a thing named as it is now acts where it is (its remembered region)."""
     from costa.errors import CostaError
     from costa.planner import plan_with_rules
+    from costa.targets import parse_target
 
     try:
         plan = plan_with_rules(s)
@@ -517,7 +518,10 @@ def _named_thing(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]
     targets = [t.target for t in plan.subtasks if t.target]
     if len(targets) != 1:
         return None
-    e = _named([x for x in entities if x.kind != "image"], targets[0])
+    things = [x for x in entities if x.kind != "image"]
+    e = _named(things, targets[0])
     if e is None or e.region is None or (e.kind == "object" and not e.colour):
         return None  # only a name that says which one ("the green suit"), not any suit
+    if parse_target(targets[0]).colour is None and sum(x.matches(targets[0]) for x in things) > 1:
+        return None  # "the cup" when two cups were edited: the planner's own words, not a guess
     return _resolved(s, e, "named")

@@ -135,12 +135,31 @@ def test_gc_expires_idle_sessions_with_their_files_and_quarantines_what_is_not_c
     assert len(again.versions(ids[1])) == 2 and costa("store", "check", home=home).returncode == 0
 
 
-def test_the_periodic_gc_runs_once_per_hour_across_processes(tmp_path: Path) -> None:
-    from costa.store.retention import gc
+def test_the_periodic_gc_runs_once_per_hour_across_processes(tmp_path: Path, store_database) -> None:
+    """One run per hour over every process sharing the store, on both backends — also when the replicas ask at the
+    same moment (on PostgreSQL two replicas read the old time, both wrote theirs and both ran gc)."""
+    import threading
 
-    a, b = Store(tmp_path), Store(tmp_path)
+    from costa.store.retention import GC_PERIOD_SECONDS, _take_lease, gc
+
+    a, b = Store(tmp_path, store_database()), Store(tmp_path, store_database())
     assert not gc(a, 30, periodic=True).skipped
     assert "less than an hour ago" in gc(b, 30, periodic=True).skipped
+    later = time.time() + GC_PERIOD_SECONDS + 1
+    stores = [Store(tmp_path, store_database()) for _ in range(4)]
+    won: list[bool] = []
+    start = threading.Barrier(len(stores))
+
+    def take(store: Store, at: float) -> None:
+        start.wait()
+        won.append(_take_lease(store, at, GC_PERIOD_SECONDS))
+
+    threads = [threading.Thread(target=take, args=(s, later + k / 1000)) for k, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(won) == [False, False, False, True], won
 
 
 def test_the_session_quota_drops_empty_sessions_first_then_refuses(tmp_path: Path) -> None:

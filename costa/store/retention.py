@@ -158,16 +158,20 @@ def delete_rows(db: Connection, session_ids: Sequence[str]) -> int:
 
 
 def _take_lease(store: Store, now: float, period: float) -> bool:
-    """Whether this process may run the periodic gc now (one run per `period` across every process)."""
+    """Whether this process may run the periodic gc now (one run per `period` across every process).
+
+    One conditional upsert takes the lease, and the process whose time it then reads back owns it: on PostgreSQL two
+    replicas reading the old time and both writing theirs (read committed) both ran gc; the row lock makes the second
+    one's condition see the first one's time."""
+    mine = repr(now)
     with store.connect(write=True) as db:
-        r = db.one("SELECT value FROM store_meta WHERE key = 'gc_at'")
-        if r is not None and now - float(r["value"]) < period:
-            return False
         db.execute(
-            "INSERT INTO store_meta (key, value) VALUES ('gc_at', ?) ON CONFLICT (key) DO UPDATE SET value = ?",
-            (repr(now), repr(now)),
+            "INSERT INTO store_meta (key, value) VALUES ('gc_at', ?) ON CONFLICT (key) DO UPDATE SET value ="
+            " excluded.value WHERE CAST(store_meta.value AS DOUBLE PRECISION) <= ?",
+            (mine, now - period),
         )
-    return True
+        r = db.one("SELECT value FROM store_meta WHERE key = 'gc_at'")
+    return r is not None and r["value"] == mine
 
 
 def gc(

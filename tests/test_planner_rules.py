@@ -664,3 +664,18 @@ def test_plan_forms_and_json_in_and_out() -> None:
         Plan.from_json('{"subtasks": [{"id": "s1", "kind": "x", "parents": ["s9"]}]}')
     with pytest.raises(InputError, match="'chain' or 'tree'"):
         chain.with_form("forest")  # type: ignore[arg-type]
+
+
+def test_an_adjustment_keeps_its_degree_as_the_amount() -> None:
+    """'make the cup a little darker' was planned as plain 'darker' (the degree was dropped, so 'a bit more' repeated
+    the whole step); the result stays the word and the degree becomes the `amount` the tool and its check read."""
+    from costa.planner import plan_with_rules
+
+    def first(text: str) -> tuple[str | None, object]:
+        s = plan_with_rules(text).subtasks[0]
+        return s.result, s.params.get("amount")
+
+    assert first("make the cup a little darker") == ("darker", 0.125)
+    assert first("make the photo much brighter") == ("brighter", 0.45)
+    assert first("brighten the image by 30%") == ("brighter", 0.3)
+    assert first("make the photo darker") == ("darker", None)

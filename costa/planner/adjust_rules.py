@@ -11,6 +11,7 @@ import re
 
 from costa.planner.canvas_rules import IMAGE_NOUNS
 from costa.planner.phrases import ClauseContext, Draft, Outcome, rx
+from costa.tools.adjust import degree_amount
 
 _ADJUST_WORDS: dict[str, str] = {
     "brighter": "brighter",
@@ -186,9 +187,15 @@ def global_adjustment_rule(c: ClauseContext) -> Outcome:
         x = groups.get("x")
         if x is not None and re.search(r"(?:,|\band)$", x.strip(), re.IGNORECASE):
             return None  # "make it night and brighter": two different edits this rule cannot separate
+        amount = degree_amount(c.text)  # "a little darker", "much brighter", "by 30%": the result stays the word
+        degree = {"amount": amount} if amount is not None and 0.0 < amount <= 1.0 else {}
         if x is None or _whole(c, x):
-            return [Draft("global_adjustment", None, r) for r in results]
-        return [Draft(d.kind, d.target, r, d.params) for r in results for d in c.objects("global_adjustment", x)]
+            return [Draft("global_adjustment", None, r, degree) for r in results]
+        return [
+            Draft(d.kind, d.target, r, {**d.params, **degree})
+            for r in results
+            for d in c.objects("global_adjustment", x)
+        ]
     return None
 
 

@@ -87,6 +87,23 @@ class Adjustment:
         return f"{words[0] if self.sign > 0 else words[1]} (amount {self.amount:.2f})"
 
 
+def degree_amount(text: str) -> float | None:
+    """The amount (0–1) a degree in `text` asks for — "slightly" 0.125, "much" / "even" 0.45, "by 30%" 0.3 — or None
+    when it names none (the plain amount). The planner puts it in the subtask's `amount` parameter, so "make the cup a
+    little darker" is not planned as plain "darker".
+
+    >>> degree_amount("make the cup a little darker"), degree_amount("brighter by 30%"), degree_amount("warmer")
+    (0.125, 0.3, None)
+    """
+    t = " ".join(text.lower().split())
+    if m := _PERCENT.search(t):
+        return float(m.group(1)) / 100.0
+    for degree, factor in _DEGREES:
+        if degree.search(t):
+            return DEFAULT_AMOUNT * factor
+    return None
+
+
 def parse_adjustment(result: str | None, params: Mapping[str, Any] | None = None) -> Adjustment:
     """Read the adjustment a subtask asks for; `params["amount"]` (0–1, > 0) overrides the words' degree.
 
@@ -101,14 +118,7 @@ def parse_adjustment(result: str | None, params: Mapping[str, Any] | None = None
             "less saturated, warmer, cooler, black and white or sepia)"
         )
     quantity, sign = found
-    amount = DEFAULT_AMOUNT
-    if m := _PERCENT.search(text):
-        amount = float(m.group(1)) / 100.0
-    else:
-        for degree, factor in _DEGREES:
-            if degree.search(text):
-                amount = DEFAULT_AMOUNT * factor
-                break
+    amount = degree_amount(text) or DEFAULT_AMOUNT
     raw = (params or {}).get("amount", 0) or 0
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise ToolError(f"the adjustment amount must be a number in (0, 1], got {raw!r}")

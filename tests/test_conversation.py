@@ -260,3 +260,13 @@ def test_a_bare_noun_is_the_remembered_thing() -> None:
                       (("s1", _mask(0, 20, 0, 10)),))]  # fmt: skip
     r = resolve_references("make the flag green", one)
     assert r.region is not None and r.region[5, 5] and not r.region[30, 30] and r.reference == "named"
+
+
+def test_darkening_the_word_costa_wrote_keeps_it_that_word() -> None:
+    """'make it darker' after 'SALE' → 'OPEN' is planned on "word 'OPEN'": that is the text entity, darkened, not a
+    new object called 'open' (which 'change the word back' then reported as "the open is the open again")."""
+    darker = (("global_adjustment", "word 'OPEN'", "darker", "s1"),)
+    turns = [*_turns(), TurnRecord(3, "make it darker", "make the word 'OPEN' darker", darker, (("s1", WORD),))]
+    texts = [e for e in derive_entities(turns) if e.kind == "text"]
+    assert [e.noun for e in texts] == ["OPEN"] and [c.kind for c in texts[0].changes][-1] == "global_adjustment"
+    assert not [e for e in derive_entities(turns) if e.kind == "object" and e.noun.lower() == "open"]

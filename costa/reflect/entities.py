@@ -100,7 +100,7 @@ class Entity:
             return False
         text = phrase.strip().strip("'\"").lower()
         if self.kind == "text":
-            bare = text.removeprefix("the word ").removeprefix("the text ").strip("'\" ")
+            bare = text.removeprefix("the ").removeprefix("word ").removeprefix("text ").strip("'\" ")
             return bare == self.noun.lower()
         p = parse_target(phrase)
         if not p.noun or _singular(p.noun) != _singular(self.noun):
@@ -168,6 +168,11 @@ def _apply(
         return out
     if kind not in _OBJECT_EDITS and kind != "global_adjustment":
         return out  # detection, segmentation, reading: nothing on the image changed
+    j = _find(out, "text", target) if kind == "global_adjustment" and target else None
+    if j is not None:  # "make it darker" after a replacement: the word costa wrote is darkened, it stays that word
+        word = out.pop(j)
+        out.append(replace(word, changes=(*word.changes, Change(turn, sid, kind, result, word.describe(), region))))
+        return out
     if kind == "object_addition":
         noun, colour = _split(result or "object")
         out.append(Entity(key, "object", noun, colour, region, (Change(turn, sid, kind, result, "", region),)))

@@ -269,9 +269,12 @@ def _restore_locked(
         from costa.store import save_memory
 
         save_memory(core.store, session.id, turn_id, record_to_row(record))
+        turn_ids = [t.id for t in core.store.turns(session.id)]
+        shown = turn_ids.index(restore.turn) + 1 if restore.turn in turn_ids else restore.turn  # the session's number
+        again = "as it was" if restore.before == restore.entity else f"{restore.before} again"
         view.notes.append(
-            f"Changed back: {restore.entity} is {restore.before} again — its {int(mask.sum()):,} pixels put back "
-            f"exactly as they were before turn {restore.turn}; nothing else changed."
+            f"Changed back: {restore.entity} is {again} — its {int(mask.sum()):,} pixels put back exactly as they "
+            f"were before turn {shown}; nothing else changed."
         )
         status = "done"
     except InputError as e:

@@ -1,6 +1,6 @@
 """Scale benchmark: app replicas sharing one PostgreSQL database and one COSTA_HOME, against one replica in the run.
 
-A throwaway PostgreSQL (costa/testing/pg_server.py) starts on 127.0.0.1; `python app.py` replicas start on distinct
+A throwaway PostgreSQL (bench/pg_server.py) starts on 127.0.0.1; `python app.py` replicas start on distinct
 ports with the same COSTA_DATABASE_URL and COSTA_HOME, as in the README's "Several replicas behind a load balancer".
 
 1. **Throughput**: `clients` gradio_client clients, each on its own session and sticky to one replica (client i on
@@ -314,7 +314,7 @@ def probe_pg_restart(
     """See the module docstring (3.)."""
     from gradio_client import Client
 
-    from costa.testing.pg_server import PASSWORD
+    from bench.pg_server import PASSWORD
 
     phase = {"now": "before"}
     calls: list[Call] = []
@@ -437,8 +437,8 @@ def run_scale(
     text: bool = False,
 ) -> tuple[str, str | None]:
     """Run the throughput table and (with `faults`) the probes; return the report and why it failed (None: held)."""
+    from bench.pg_server import fresh_database, pg_server_process
     from costa.config import Settings
-    from costa.testing.pg_server import fresh_database, pg_server_process
 
     instructions = TEXT_EDITS if text else ADJUST_EDITS
     kind = "text replacements" if text else "brighter / darker"
@@ -530,8 +530,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run and print the report; 1 with the reason when an expectation failed."""
+    from bench.pg_server import missing_reason
     from costa.errors import InputError
-    from costa.testing.pg_server import missing_reason
 
     if args.clients < 1 or args.edits < 1 or args.replicas_max < 1:
         raise InputError(

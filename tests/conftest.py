@@ -68,9 +68,9 @@ def app_server(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def postgresql_server():
-    """The URL of a throwaway PostgreSQL server for the whole run (costa/testing/pg_server.py); skips, saying why,
+    """The URL of a throwaway PostgreSQL server for the whole run (bench/pg_server.py); skips, saying why,
     when Debian's postgresql binaries are not installed."""
-    from costa.testing.pg_server import missing_reason, pg_server
+    from bench.pg_server import missing_reason, pg_server
 
     reason = missing_reason()
     if reason is not None:
@@ -82,7 +82,7 @@ def postgresql_server():
 @pytest.fixture
 def postgresql_url(postgresql_server: str) -> str:
     """A fresh, empty database on the test server, for one test."""
-    from costa.testing.pg_server import fresh_database
+    from bench.pg_server import fresh_database
 
     return fresh_database(postgresql_server)
 

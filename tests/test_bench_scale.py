@@ -1,5 +1,5 @@
 """`python -m costa bench scale`, small, as a subprocess: one and then two app replicas on a throwaway PostgreSQL
-(costa/testing/pg_server.py) complete every turn, the database-restart probe loses no version and its errors are one
+(bench/pg_server.py) complete every turn, the database-restart probe loses no version and its errors are one
 sentence, the kill -9 probe holds, and the Ray probe says why it skips. Skips, saying why, without Debian's
 postgresql binaries or psycopg."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.pg_server import missing_reason
 from costa.cli import main as cli_main
-from costa.testing.pg_server import missing_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENTS, EDITS = 2, 2

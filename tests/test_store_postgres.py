@@ -1,6 +1,6 @@
 """The PostgreSQL backend (COSTA_DATABASE_URL=postgresql://…): the same schema as SQLite from the same migrations, a
 session's round trip through `Store`, the turn lock and Stop across replicas, and faults as one sentence. The server
-is a throwaway one (costa/testing/pg_server.py); the `postgresql` tests skip when its binaries are absent."""
+is a throwaway one (bench/pg_server.py); the `postgresql` tests skip when its binaries are absent."""
 
 from __future__ import annotations
 
@@ -227,7 +227,7 @@ def test_sqlite_keeps_its_in_process_lock_and_no_stop_requests(tmp_path: Path) -
 
 
 def test_an_unreachable_server_is_one_sentence_naming_the_url_without_its_password(tmp_path: Path) -> None:
-    from costa.testing.pg_server import free_port
+    from bench.pg_server import free_port
 
     url = f"postgresql://costa:s3cret@127.0.0.1:{free_port()}/costa"
     with pytest.raises(StorageError) as caught:
@@ -242,7 +242,7 @@ def test_a_server_outage_is_one_sentence_and_the_store_works_again_once_it_is_ba
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import costa.store.postgres as postgres
-    from costa.testing.pg_server import fresh_database, missing_reason, pg_server_process
+    from bench.pg_server import fresh_database, missing_reason, pg_server_process
 
     if missing_reason():
         pytest.skip(missing_reason() or "")
@@ -264,7 +264,7 @@ def test_a_server_outage_is_one_sentence_and_the_store_works_again_once_it_is_ba
 
 
 def test_the_app_refuses_an_unreachable_database_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from costa.testing.pg_server import free_port
+    from bench.pg_server import free_port
     from tests.test_store_safety import run_app_until_exit
 
     monkeypatch.setenv("COSTA_DATABASE_URL", f"postgresql://costa:s3cret@127.0.0.1:{free_port()}/costa")

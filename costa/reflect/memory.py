@@ -33,7 +33,8 @@ import numpy as np
 from costa.reflect.entities import Entity, derive_entities
 from costa.reflect.experts import ProtectedRegion
 from costa.reflect.records import TurnRecord
-from costa.reflect.references import Resolution, swap_target
+from costa.reflect.references import Resolution
+from costa.reflect.wording import swap_target
 from costa.types import Box
 
 __all__ = ["CHANGED_LEVEL", "Resolution", "SessionMemory", "TurnRecord", "record_turn", "swap_target"]

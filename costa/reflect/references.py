@@ -42,6 +42,7 @@ import numpy as np
 from costa.reflect.entities import Entity, derive_entities
 from costa.reflect.pronouns import Group, earlier_group, group_resolution, plural, removed_last
 from costa.reflect.records import Resolution, Restore
+from costa.reflect.wording import is_adjustment, is_colour, swap_target
 
 if TYPE_CHECKING:
     from costa.reflect.records import TurnRecord
@@ -129,27 +130,6 @@ def _question(candidates: Sequence[Entity | Group]) -> Resolution:
         return Resolution("", question=f"Which do you mean: {', or '.join(names)}?", reference="ambiguous")
     listed = ", ".join(names[:-1]) + f" or {names[-1]}"
     return Resolution("", question=f"Which one do you mean: {listed}?", reference="ambiguous")
-
-
-def _is_adjustment(words: str) -> bool:
-    """Whether `words` name a global adjustment ("brighter", "a bit warmer", "more contrast")."""
-    from costa.errors import ToolError
-    from costa.tools.adjust import parse_adjustment
-
-    try:
-        parse_adjustment(words)
-    except ToolError:
-        return False
-    return len(words.split()) <= 4  # a short value, not a whole instruction that mentions one
-
-
-def _is_colour(words: str) -> bool:
-    from costa.colours import parse_colour
-
-    try:
-        return parse_colour(words.strip()) is not None
-    except Exception:  # a malformed colour table raises: then it is not a colour we know
-        return False
 
 
 # ----------------------------------------------------------------------------------------------------- readers
@@ -241,19 +221,19 @@ def _instead(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) ->
         return None
     value = m.group("v").strip()
     adjusted = [e for e in entities if any(c.kind == "global_adjustment" for c in e.changes)]
-    if _is_adjustment(value) and adjusted:  # "no, make it brighter instead" after "make the flag darker"
-        e = adjusted[-1]
-        what = "the image" if e.kind == "image" else e.describe()
-        return _resolved(f"make {what} {value.lower()}", e, "instead")
-    things = [e for e in entities if e.kind != "image" and e.changes]
+    if is_adjustment(value) and adjusted:  # "no, make it brighter instead" after "make the flag darker"
+        shaded = adjusted[-1]
+        what = "the image" if shaded.kind == "image" else shaded.describe()
+        return _resolved(f"make {what} {value.lower()}", shaded, "instead")
+    things = [x for x in entities if x.kind != "image" and x.changes]
     e = _last(things)
     if e is None:
         return None
     kinds = (
-        ("object_recoloration",) if _is_colour(value) else ("text_replacement", "text_addition", "object_replacement")
+        ("object_recoloration",) if is_colour(value) else ("text_replacement", "text_addition", "object_replacement")
     )
     last = next((c for c in reversed(e.changes) if c.kind in kinds), e.changes[-1])
-    if last.kind == "object_recoloration" and _is_colour(value):
+    if last.kind == "object_recoloration" and is_colour(value):
         return _resolved(f"make {e.describe()} {value.lower()}", e, "instead")
     if last.kind in ("text_replacement", "text_addition") and e.kind == "text":
         word = value.strip("'\"“”‘’")
@@ -463,7 +443,7 @@ def _it(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) -> Reso
         pronoun in ("that", "this", "those", "these", "both")
         and nxt
         and nxt not in _AFTER_PRONOUN
-        and not _is_colour(nxt)
+        and not is_colour(nxt)
     ):
         return None  # "make that rose red", "make both discs darker": a determiner
     if _WHOLE_IMAGE_WORDS.search(s):
@@ -487,22 +467,6 @@ def _it(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) -> Reso
         return group_resolution(s, m, group, said)
     new = s[m.start("head") : m.start("p")] + e.describe() + s[m.end("p") :]
     return _resolved(" ".join(new.split()), e, said)
-
-
-def swap_target(instruction: str, old: str, new: str) -> str:
-    """`instruction` with its target `old` replaced by `new` (quoted words by quoted words, phrases by phrases)."""
-    quoted_new = re.match(r"^(?:the (?:word|text) )?['\"](.+)['\"]$", new.strip(), re.I)
-    bare_old = old.strip("'\" ")
-    if quoted_new:
-        return re.sub(rf"(['\"]){re.escape(bare_old)}(['\"])", rf"\g<1>{quoted_new.group(1)}\g<2>", instruction)
-    phrase = new if new.lower().startswith(("the ", "a ", "an ")) else f"the {new}"
-    quoted_old = rf"(?:the (?:word|text) )?['\"]{re.escape(bare_old)}['\"]"
-    if re.search(quoted_old, instruction, re.I):
-        return re.sub(quoted_old, phrase, instruction, flags=re.I)
-    out = re.sub(rf"\bthe {re.escape(bare_old)}\b", phrase, instruction, flags=re.I)
-    if out == instruction:
-        out = re.sub(rf"\b{re.escape(bare_old)}\b", phrase, instruction, flags=re.I)
-    return out
 
 
 def _named_thing(s: str, entities: Sequence[Entity], turns: Sequence[TurnRecord]) -> Resolution | None:

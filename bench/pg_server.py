@@ -1,4 +1,5 @@
-"""A throwaway PostgreSQL server for the tests: Debian's binaries, a temp data directory, 127.0.0.1, a free port.
+"""A throwaway PostgreSQL server for the tests and `bench scale`: Debian's binaries, a temp data directory, 127.0.0.1, a
+free port (a real server, not a fake, so it lives beside the benches rather than in `costa/testing`).
 
 `pg_server()` runs `initdb` and `pg_ctl start` (as the `postgres` user when the tests run as root: PostgreSQL refuses
 to run as root), yields the server's URL (user `costa` with the password `PASSWORD` over TCP, database `postgres`)

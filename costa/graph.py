@@ -244,7 +244,8 @@ def build_subtask_graph(
     given: frozenset[str] = frozenset(),
     why_not: Callable[[str], str] | None = None,
     max_chain: int = DEFAULT_MAX_CHAIN,
+    can_serve: Callable[[Subtask, str], str | None] | None = None,
 ) -> ToolGraph:
-    """Tool subgraph for one subtask (the local search FaSTA* falls back to)."""
+    """Tool subgraph for one subtask (the local search FaSTA* falls back to); `can_serve` as for a plan's graph."""
     plan = Plan(subtasks=(subtask.model_copy(update={"parents": ()}),))
-    return build_plan_graph(tables, plan, is_ready, {subtask.id: given}, why_not, max_chain)
+    return build_plan_graph(tables, plan, is_ready, {subtask.id: given}, why_not, max_chain, can_serve=can_serve)

@@ -25,24 +25,31 @@ def build_graph(services: Any, plan: Plan, region: UserRegion) -> ToolGraph:
     pointed = frozenset(region.artifacts())
     # what the user pointed at is the edit's target, never the thing the instruction keeps ("keep the trees")
     given = {s.id: frozenset() if s.params.get("role") == "keep" else pointed for s in plan.subtasks}
-    tools = services.tables.tools
-
-    def can_serve(subtask: Subtask, tool_id: str) -> str | None:
-        spec = tools[tool_id]
-        if spec.in_region:
-            return region_refusal(subtask, spec, given[subtask.id])
-        if not subtask.target or findable_by(spec.family, subtask.target):
-            return None
-        return f"{tool_id} cannot find {subtask.target!r} ({spec.family} grounding);"
-
     return build_plan_graph(
         services.tables,
         plan,
         services.is_ready_fn(),
         given,
         why_not=lambda t: services.why_not(t) or "ready",
-        can_serve=can_serve,
+        can_serve=serving_rule(services, lambda s: given[s.id]),
     )
+
+
+def serving_rule(services: Any, pointed: Callable[[Subtask], frozenset[str]]) -> Callable[[Subtask, str], str | None]:
+    """The graph's `can_serve`: a grounder that cannot find the subtask's target by its words, and an image-wide
+    editor a target limits where `region_refusal` says no, are left out (`pointed`: the artifact types the user
+    gave for a subtask)."""
+    tools = services.tables.tools
+
+    def can_serve(subtask: Subtask, tool_id: str) -> str | None:
+        spec = tools[tool_id]
+        if spec.in_region:
+            return region_refusal(subtask, spec, pointed(subtask))
+        if not subtask.target or findable_by(spec.family, subtask.target):
+            return None
+        return f"{tool_id} cannot find {subtask.target!r} ({spec.family} grounding);"
+
+    return can_serve
 
 
 def region_refusal(subtask: Subtask, spec: ToolSpec, pointed: frozenset[str]) -> str | None:
@@ -76,12 +83,14 @@ def subtask_graph(
     """One subtask's tool graph (the local search's), keeping only the complete chains `allow` accepts and leaving
     out the steps whose `step_key` is in `skip`; `unavailable` says why when no ready chain serves it at all.
     `ready` is the turn's readiness (asked once per tool), default the services'."""
+    given = frozenset(region.artifacts())
     tg = build_subtask_graph(
         services.tables,
         subtask,
         ready or services.is_ready_fn(),
-        frozenset(region.artifacts()),
+        given,
         why_not=lambda t: services.why_not(t) or "ready",
+        can_serve=serving_rule(services, lambda _s: given),
     )
     skipped = set(skip)
     if allow is None and not skipped:

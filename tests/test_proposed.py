@@ -117,6 +117,30 @@ def test_removing_from_a_real_photo_exits_4_through_the_cli_and_writes_nothing(t
     assert written.shape == data.coffee().shape and not np.array_equal(written, data.coffee())
 
 
+@pytest.mark.parametrize("mode", ["lazy", "eager", "fast-slow"])
+def test_an_adjustment_inside_a_box_is_not_vouched_for_by_whole_image_evidence(tmp_path: Path, mode: str) -> None:
+    """The REAL table vouches for whole-image adjustments of photos (34 of 34 right) and holds no case of an
+    adjustment inside a box. "make the flag darker" with a box on the astronaut darkens that rectangle (the wall
+    behind the flag too): it must end proposed in that context (region, box), while "make the image brighter" on
+    the same photo, the context the evidence is about, is done — in every search mode."""
+    from skimage import data
+
+    settings = Settings(home=tmp_path / "home", calibration_table=CALIBRATION_FILE)
+    core = SessionCore(Services(settings), Store(tmp_path / "s"))
+    src = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(src)
+    sid = core.new_session(None).id
+    core.upload(sid, None, src)
+    view = edit(core, sid, "make the flag darker", mode, box="0,0,150,190")
+    assert view.status == "proposed" and set(view.proposed) == {"s1"}, view.status
+    reason = view.proposed["s1"].reason
+    assert "global_adjustment on photos (medium region, box)" in reason, reason
+    assert np.array_equal(core.head(sid, None)[1], data.astronaut())  # not a new version until accepted
+    view = edit(core, sid, "make the image brighter", mode)
+    assert view.status == "done" and "s1" in view.done_subtasks and not view.proposed, view.status
+    core.close()
+
+
 # ------------------------------------------------------------------------------------- the pending proposal (B)
 
 

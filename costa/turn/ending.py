@@ -92,7 +92,7 @@ def end_turn(ctx: TurnContext, phase: PhaseResult, ending: Ending) -> Generator[
             if not ending.accept_unverified:
                 continue
         else:
-            judged = judge(ctx.services, d, ctx.region)
+            judged = judge(ctx.services, d, ctx.region, ctx.plan.by_id(d.subtask_id).target or "")
             if not judged.vouch.verified:  # passed its checks, but real-photo evidence does not back that here
                 proposed[d.subtask_id] = judged.vouch.reason
                 c = judged.context

@@ -53,6 +53,17 @@ def produced_masks(after: EditState) -> np.ndarray | None:
     return np.logical_or.reduce(masks) if masks else None
 
 
+def acted_region(result: SubtaskResult) -> np.ndarray | None:
+    """The part of the image the final step changed when that is not the whole image (bool (H, W)), else None: how
+    an image-wide tool (an adjustment, a deblur) that acted only inside the user's box or brush shows its region,
+    since it consumes no mask itself (`costa.tools.region`)."""
+    edited = result.final.output.edited_region
+    if edited is None:
+        return None
+    edited = np.asarray(edited, bool)
+    return edited if edited.any() and not edited.all() else None
+
+
 def step_context(
     result: SubtaskResult, tools: dict[str, ToolSpec], targeted: bool, region: UserRegion, produces: str = ""
 ) -> tuple[StepContext, np.ndarray | None]:
@@ -67,16 +78,22 @@ def step_context(
     mask = produced_masks(final.after) if produces == "masks" else None
     if mask is None:
         mask = consumed_region(tools[tool], final.before) if tool in tools else None
+    if mask is None and targeted:
+        mask = acted_region(result)
     before = final.before.image
     pointing = region.pointing() if targeted else "none"
     ctx = StepContext(result.kind, tool, content_class(before), region_class(mask, before.shape[:2]), pointing)
     return ctx, mask
 
 
-def judge(services: Any, result: SubtaskResult, region: UserRegion) -> Judged:
-    """Ask the services' calibration (`Services.calibration`) whether it vouches for this passed subtask."""
+def judge(services: Any, result: SubtaskResult, region: UserRegion, target: str = "") -> Judged:
+    """Ask the services' calibration (`Services.calibration`) whether it vouches for this passed subtask.
+
+    `target`: the subtask's own target ("flag" in "make the flag darker"). A kind whose spec has no target (an
+    adjustment, a deblur) still acted on a pointed or grounded region when it has one, so its context is that
+    region and that pointing, never the whole-image context whose evidence says nothing about edits inside a box."""
     tables = services.tables
     spec = tables.subtasks.get(result.kind)
-    targeted = spec is not None and spec.target != "none"
+    targeted = (spec is not None and spec.target != "none") or bool(target)
     ctx, mask = step_context(result, dict(tables.tools), targeted, region, spec.produces if spec else "")
     return Judged(ctx, mask, services.calibration.vouch(ctx))

@@ -155,6 +155,18 @@ def test_region_refusal_serves_a_target_once_and_the_whole_image_without_a_groun
     assert "whole image" in (region_refusal(whole, grounded, none) or "")
     assert "cannot find 'blue square' by itself" in (region_refusal(named, direct, none) or "")
     assert region_refusal(named, grounded, none) is None
-    assert region_refusal(named, direct, box) is None and region_refusal(named, grounded, box) is None
+    # a box only bounds a named thing: the reading editor would change the whole rectangle, so a segmenter fed the
+    # box finds the thing and the grounded editor acts inside it; a target that names the region itself is the box
+    assert "whole box around 'blue square'" in (region_refusal(named, direct, box) or "")
+    assert region_refusal(named, grounded, box) is None
+    area = Subtask(id="s1", kind="global_adjustment", target="top left corner", result="darker")
+    assert region_refusal(area, direct, box) is None
     assert region_refusal(named, direct, mask) is None
     assert "given already" in (region_refusal(named, grounded, mask) or "")
+
+
+def test_a_target_names_a_region_or_a_thing() -> None:
+    from costa.turn.graphs import names_a_region
+
+    assert all(names_a_region(t) for t in ("area", "selected region", "top-left corner", "this part", "box"))
+    assert not any(names_a_region(t) for t in ("flag", "blue cup", "red car", "sky", "bottle cap"))

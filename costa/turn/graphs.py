@@ -59,7 +59,10 @@ def region_refusal(subtask: Subtask, spec: ToolSpec, pointed: frozenset[str]) ->
     input) needs the user's box or brush or a remembered region — it cannot locate "the blue square" by itself, and
     the message says so in the words `pointing_events` asks for pointing on; one fed by a grounder's masks serves when
     no region was given (with a region given, the first serves it directly: the same edit twice is not a fallback).
-    Without a target the edit is the whole image, which needs no grounder.
+    A box alone does not give the region of a named thing ("make the flag darker" with a box around the flag): the
+    first would change the whole rectangle, so a segmenter fed the box finds the flag and the second acts inside it;
+    a target that names the region itself ("this area", `names_a_region`) is the box. Without a target the edit is
+    the whole image, which needs no grounder.
     """
     grounded = "masks" in spec.inputs
     if not subtask.target:
@@ -69,7 +72,45 @@ def region_refusal(subtask: Subtask, spec: ToolSpec, pointed: frozenset[str]) ->
         return f"{spec.id}: the region of {subtask.target!r} is given already;"
     if not grounded and not located:
         return f"{spec.id} cannot find {subtask.target!r} by itself (it needs its region);"
+    if not grounded and "masks" not in pointed and not names_a_region(subtask.target):
+        # a box only bounds "the flag": acting on the whole rectangle changes the wall behind it too
+        return f"{spec.id} would change the whole box around {subtask.target!r}, not only it;"
     return None
+
+
+#: Words that make a target the pointed region itself ("this area", "the top left corner"), not a thing inside it.
+REGION_WORDS = frozenset(
+    [
+        "area",
+        "region",
+        "box",
+        "rectangle",
+        "selection",
+        "selected",
+        "part",
+        "corner",
+        "patch",
+        "spot",
+        "section",
+        "half",
+        "side",
+        "top",
+        "bottom",
+        "left",
+        "right",
+        "middle",
+        "centre",
+        "center",
+        "here",
+        "this",
+    ]
+)
+
+
+def names_a_region(target: str) -> bool:
+    """Whether `target` names the pointed region itself rather than an object in it: "area", "the selected region",
+    "top left corner" do; "flag", "blue cup" do not."""
+    return any(word in REGION_WORDS for word in target.lower().replace("-", " ").split())
 
 
 def subtask_graph(

@@ -1,11 +1,11 @@
 """Real-photo ground-truth suite (issue 18 part 1): costa run as a user would on real photos with known truth.
 
 Each case (`costa.real.cases`: composites of real cut-outs on real photos, cropped photos, blurred photos,
-adjustments, a real sign, two-step turns) goes through the session core exactly as `costa edit` does (prepare →
-run, a throwaway store, the CLI's "do the rest" action, no --accept-unverified). For every subtask the bench records
-what costa claimed — verified done, proposed (once the `SubtaskProposed` state exists), unverified, not done — the
-turn's exit code and state, and judges the subtask's image against the truth (`costa.real.measures`). It
-prints, per kind and tool: the precision of "verified done", the share right among proposals, recall; overall
+adjustments, real signs read and rewritten, two-step turns) goes through the session core as `costa edit` does
+(prepare → run, a throwaway store, the CLI's "do the rest" action, no --accept-unverified). For every subtask the
+bench records what costa claimed — verified done, proposed (once the `SubtaskProposed` state exists), unverified,
+not done — the turn's exit code and state, and judges the subtask's image against the truth (`costa.real.measures`).
+It prints, per kind and tool: the precision of "verified done", the share right among proposals, recall; overall
 rates; per reflection expert and dimension the AUC separating right from wrong. `--write` regenerates
 `tool_tables/calibration.csv` from the dev part alone (reproducible); `--verdicts [DIR]` adds a home's people's
 Accept / Discard verdicts as labelled cases and writes that home's own table (`bench.real_tables`).
@@ -40,10 +40,11 @@ STEP_KINDS: dict[str, tuple[str, ...]] = {
     "adjust": ("global_adjustment",),
     "text": ("text_extraction", "text_detection"),
     "bgblur": ("background_blur",),
+    "retext": ("text_replacement",),
 }
 CLAIMS = ("verified", "proposed", "unverified", "not done")
 #: Suite steps that act on a pointed target; the others are whole-image steps (their context's pointing is "none").
-_TARGETED = frozenset({"removal", "background", "recolour", "bgblur"})
+_TARGETED = frozenset({"removal", "background", "recolour", "bgblur", "retext"})
 
 
 @dataclass

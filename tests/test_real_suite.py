@@ -1,6 +1,7 @@
 """The real-photo suite's own machinery: the held-out split is fixed, composites carry their truth, and every measure
 calls a known-right result right and a known-wrong one wrong. Only scikit-image's bundled photos are needed (the
-espresso cut-out comes from scikit-image's coffee)."""
+espresso cut-out comes from scikit-image's coffee; the retext judge is also checked on a real dev sign when the
+benchmarks folder is here)."""
 
 from __future__ import annotations
 
@@ -18,13 +19,16 @@ from bench.real_tables import calibration_rows
 from costa.real.cases import (
     KINDS,
     Truth,
+    build_case,
     composite,
     generate_cases,
     load_cases,
     pointing_for,
 )
 from costa.real.measures import judge_step
-from costa.real.photos import load_photo, photo, photos
+from costa.real.photos import available, load_photo, photo, photos
+from costa.real.signs import Sign, Word, load_signs, retext_definitions, sign_for
+from costa.tools.text_edit import load_font
 
 #: The held-out photos, as written before anything was tuned. Changing this set is changing the held-out part.
 HELD_OUT = {
@@ -262,3 +266,140 @@ def test_bench_real_cli_refuses_bad_options() -> None:
     assert r.returncode == 2 and "unknown kind 'teleport'" in r.stderr
     r = _bench("--held-out", "--write")
     assert r.returncode == 2 and "dev part only" in r.stderr
+
+
+# ------------------------------------------------------------------------------------- retext (text on signs)
+
+_FONTS = Path("/usr/share/fonts/truetype/dejavu")
+
+
+def _ring_colour(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
+    x, y, w, h = box
+    m = np.zeros(image.shape[:2], bool)
+    m[max(0, y - 3) : y + h + 3, max(0, x - 3) : x + w + 3] = True
+    m[y : y + h, x : x + w] = False
+    return np.median(image[m].reshape(-1, 3), axis=0).astype(np.uint8)
+
+
+def _ink_colour(image: np.ndarray, box: tuple[int, int, int, int], panel: np.ndarray) -> tuple[int, int, int]:
+    x, y, w, h = box
+    crop = image[y : y + h, x : x + w].reshape(-1, 3).astype(float)
+    far = np.sqrt(((crop - panel.astype(float)) ** 2).sum(axis=1))
+    ink = crop[far >= np.percentile(far, 85)]
+    return tuple(int(v) for v in np.median(ink, axis=0))  # type: ignore[return-value]
+
+
+def draw_result(
+    before: np.ndarray, sign: Sign, old: str, new: str, how: str = "right"
+) -> np.ndarray:  # fmt: skip
+    """A result of replacing `old` by `new` on `sign`, right or wrong as `how` says: "right" (old box painted with
+    the panel's colour, the new word in bold at the old height, centred), "overflow" (3× as tall, spilling off the
+    sign), "next_line" (moved down over the line below), "large" (1.8× as tall), "small" (0.35×), "thin" (the old
+    height in DejaVu ExtraLight), "old_left" (written over the old word without erasing it), "nothing"."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    out = before.copy()
+    if how == "nothing":
+        return out
+    box = sign.word(old).box
+    x, y, w, h = box
+    panel = _ring_colour(before, box)
+    colour = _ink_colour(before, box, panel)
+    if how != "old_left":  # the box and a pixel around it: a glyph's soft edge may lie just outside the hand box
+        out[max(0, y - 1) : y + h + 1, max(0, x - 1) : x + w + 1] = panel
+    scale = {"overflow": 3.0, "large": 1.8, "small": 0.35}.get(how, 1.0)
+    target = max(4, round(h * scale))
+    path = _FONTS / ("DejaVuSans-ExtraLight.ttf" if how == "thin" else "DejaVuSans-Bold.ttf")
+    if how == "thin" and not path.exists():
+        pytest.skip("DejaVu ExtraLight is not installed")
+    size = target
+    for _ in range(40):  # the font size whose ink is `target` px tall and fits the box's width (when right)
+        font = ImageFont.truetype(str(path), size) if path.exists() else load_font(size, bold=True)
+        left, t, r, b = font.getbbox(new)
+        if b - t <= target and (how in ("overflow", "large") or r - left <= w):
+            break
+        size -= 1
+    cx, cy = x + w / 2, y + h / 2 + (1.3 * h if how == "next_line" else 0)
+    pil = Image.fromarray(out)
+    ImageDraw.Draw(pil).text((cx - (left + r) / 2, cy - (t + b) / 2), new, font=font, fill=colour)
+    return np.asarray(pil).copy()
+
+
+def _drawn_sign() -> tuple[np.ndarray, Sign]:
+    """A grey sign with two lines of dark bold capitals on a real photo (scikit-image's coffee), its word boxes
+    measured from the drawn ink."""
+    from PIL import Image, ImageDraw
+
+    image = load_photo("sk_coffee").copy()
+    image[60:230, 150:450] = (200, 204, 198)
+    pil = Image.fromarray(image)
+    draw = ImageDraw.Draw(pil)
+    font = load_font(40, bold=True)
+    words = []
+    for text, (x, y) in (("OPEN", (190, 80)), ("DAILY", (230, 122))):
+        draw.text((x, y), text, font=font, fill=(30, 30, 40))
+        left, t, r, b = draw.textbbox((x, y), text, font=font)
+        words.append(Word(text, (int(left), int(t), int(r - left), int(b - t))))
+    panel = ((150, 60), (449, 60), (449, 229), (150, 229))
+    return np.asarray(pil).copy(), Sign("sk_coffee", panel, tuple(words), (("OPEN", "SHUT", "GO"),))
+
+
+def _cases() -> list[tuple[str, np.ndarray, Sign, str, str]]:
+    image, sign = _drawn_sign()
+    out = [("drawn", image, sign, "OPEN", "SHUT")]
+    real = sign_for("ee_object_replacement_6")  # a dev photo: the held-out signs are never used to set the judge
+    if available(photo(real.photo)):
+        out.append(("road sign", load_photo(real.photo), real, "ROAD", "PATH"))
+    return out
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c[0])
+def test_retext_judge_calls_right_right_and_every_mistake_wrong(case: tuple) -> None:
+    _, before, sign, old, new = case
+    truth = Truth(words=tuple(w.text for w in sign.words), sign=sign, old=old, new=new)
+    right = judge_step("retext", truth, before, draw_result(before, sign, old, new))
+    assert right.right, right.why
+    expected = {
+        "nothing": "nothing changed",
+        "overflow": "outside the sign",
+        "next_line": "covers the word",
+        "large": "",
+        "small": "height",
+        "thin": "strokes",
+        "old_left": "old word is left",
+    }
+    for how, why in expected.items():
+        verdict = judge_step("retext", truth, before, draw_result(before, sign, old, new, how))
+        assert not verdict.right, (how, verdict.why)
+        assert why in verdict.why, (how, verdict.why)
+    wrong_word = judge_step("retext", truth, before, draw_result(before, sign, old, "XQZ"))
+    assert not wrong_word.right and "does not read" in wrong_word.why
+
+
+def test_signs_file_is_whole_and_cases_follow_the_photos_parts() -> None:
+    signs = load_signs()
+    assert {s.photo for s in signs} >= {"ee_object_replacement_6", "mb_514055"}
+    for s in signs:
+        for w in s.words:
+            x, y, bw, bh = w.box
+            assert x >= 0 and y >= 0 and bw > 0 and bh > 0, (s.photo, w)
+    defs = retext_definitions("dev") + retext_definitions("held_out")
+    committed = [c for c in load_cases() if c.kind == "retext"]
+    assert [d["id"] for d in defs] == [c.id for c in committed]
+    for c in committed:
+        assert photo(c.photo).part == c.part
+        assert {c.params["length"] for c in committed} == {"similar", "other"}
+    assert {c.pointing for c in committed} == {"none", "box"}
+
+
+def test_a_retext_case_builds_its_truth_and_the_users_box() -> None:
+    case = next(c for c in load_cases() if c.kind == "retext" and c.pointing == "box")
+    if not available(photo(case.photo)):
+        pytest.skip("the benchmarks folder is absent")
+    built = build_case(case)
+    assert built.truth.sign is not None
+    word = built.truth.sign.word(built.truth.old)
+    assert built.box is not None and built.steps == ("retext",)
+    bx, by, bw, bh = built.box
+    x, y, w, h = word.box
+    assert bx <= x and by <= y and bx + bw >= x + w and by + bh >= y + h

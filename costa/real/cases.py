@@ -15,7 +15,9 @@ run time into the image costa gets, the pointing a user would give and the truth
 - text: reading a real sign (words transcribed by hand in `tests/data/real/text.yaml`);
 - multi: a removal followed by a global adjustment or an extension, each subtask judged on its own truth;
 - bgblur: "blur the background" (portrait mode) on a composite; truth is the pasted object's mask: it must stay as
-  it was while the rest of the photo loses its detail.
+  it was while the rest of the photo loses its detail;
+- retext: "change the word 'ROAD' to 'PATH'" on a real sign; truth is every word's box and the sign's panel,
+  measured by hand (`costa.real.signs`, `tests/data/real/signs.yaml`).
 
 A case uses only photos of its part (`costa.real.photos.Photo.part`), so `part` is fixed by the photos it uses.
 
@@ -37,11 +39,12 @@ import numpy as np
 import yaml
 
 from costa.real.photos import DATA_DIR, SIDE, available, load_cutout, load_photo, object_ids, photo, photos
+from costa.real.signs import POINT_MARGIN, Sign, grow_box, retext_definitions, sign_for
 
 CASES_FILE = DATA_DIR / "cases.yaml"
 TEXT_FILE = DATA_DIR / "text.yaml"
 KINDS: tuple[str, ...] = (
-    "removal", "background", "outpaint", "recolour", "deblur", "adjust", "text", "multi", "bgblur"
+    "removal", "background", "outpaint", "recolour", "deblur", "adjust", "text", "multi", "bgblur", "retext"
 )  # fmt: skip
 POINTINGS: tuple[str, ...] = ("click", "box", "brush")
 _ADJUSTS: tuple[tuple[str, str], ...] = (
@@ -109,7 +112,8 @@ class Truth:
     `mask`: the object's bool mask on the input image; `background`: the input without the object (removal);
     `canvas`: the whole photo an outpainting must rebuild, with `offset` (x, y) where the input sits in it;
     `rgb`: the asked colour; `sharp`: the photo before blurring; `adjust`: the asked adjustment; `words`: the words
-    on the sign (hand-transcribed).
+    on the sign (hand-transcribed); `sign`: the sign's hand-measured words and panel, `old` the word to replace by
+    `new` (retext).
     """
 
     mask: np.ndarray | None = None
@@ -120,6 +124,9 @@ class Truth:
     sharp: np.ndarray | None = None
     adjust: str = ""
     words: tuple[str, ...] = ()
+    sign: Sign | None = None
+    old: str = ""
+    new: str = ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,6 +237,7 @@ def generate_cases(seed: int = 0) -> list[RealCase]:
                     params = {"then": "outpaint", "sides": ["right"], "amount": "25%"}
                 out.append(RealCase(f"{part}-multi-{o}-{m}", "multi", part, bg, instruction, "box", o, place, params))
         out += _blur_cases(seed, part, objs, backgrounds)
+        out += [RealCase(**d) for d in retext_definitions(part)]
     return out
 
 
@@ -447,6 +455,11 @@ def build_case(case: RealCase) -> BuiltCase:
     if case.kind == "text":
         t = Truth(words=tuple(case.params["words"]))
         return BuiltCase(case, base, "none", None, None, None, t, ("text",), (t,))
+    if case.kind == "retext":
+        sign = sign_for(case.photo)
+        t = Truth(words=tuple(w.text for w in sign.words), sign=sign, old=case.params["old"], new=case.params["new"])
+        box = grow_box(sign.word(t.old).box, POINT_MARGIN, base.shape[:2]) if case.pointing == "box" else None
+        return BuiltCase(case, base, case.pointing, None, box, None, t, ("retext",), (t,))
     raise ValueError(f"unknown case kind {case.kind!r}")
 
 

@@ -5,6 +5,20 @@ compute. Thresholds (`THRESHOLDS`) were set by looking at contact sheets of resu
 listed in the README with the images that fixed them. Colour differences are CIE ΔE2000 on images smoothed with a
 Gaussian of `SMOOTH_SIGMA` px, so a fill with the right stuff in a different grain counts as right while a smear,
 a pasted object or the wrong colour does not.
+
+Text replacement on real signs (`judge_retext`, kind "retext") is judged against hand-measured word boxes and sign
+panels (`tests/data/real/signs.yaml`). A pixel counts as changed above 24 levels (JPEG-free results; the sign's own
+grain moves less). The new glyphs may use the old word's box grown by 0.2 of its height, 3–8 px (a soft glyph edge
+lies 1–2 px outside a hand box; 8 px keeps the tilted STOP! box off the line below), with at most 3 % of the box's
+area changed outside that, 1 % outside the panel and 5 % of any other word's box beyond 2 px of the old one (the
+plate's "California" ends one row above KAPOWUI: a right eraser grazes its box; COSTA42 erasing it changed 24 %).
+At most 60 % of the old ink may be left as it was (drawn results: a right word left 20–29 %, one written over the
+old word without erasing it 93–99 %). Height within 0.6–1.35× the old ink's and stroke width within 1/1.6–1.6×
+(drawn results: right 0.76–0.77× in height — bold fitted to the old width — and 0.79–1.09× in stroke; 0.35× too
+small measured 0.24–0.29×; DejaVu ExtraLight, the "thinner font" of issue 18, measured 0.32–0.56×). These were set
+on the dev signs and drawn results before any held-out result was seen. Legibility is read by RapidOCR on the
+allowed region (it read every old target word exactly on the untouched photos): the new word must be read there
+and the old one not.
 """
 
 from __future__ import annotations
@@ -54,6 +68,25 @@ THRESHOLDS: dict[str, float] = {
     # soft bokeh has little left to lose (dev-bgblur-van-1: 82 % with the true mask), a sharp pole kept by a wrong
     # mask or a kept box leaves whole rows of tiles
     "bgblur_background_changed": 0.8,
+    # retext (see `judge_retext`): a pixel is changed when a channel moved by more than this many levels …
+    "retext_level": 24,
+    # … the old word's box may grow by this share of its height (at least 3 px, at most 8) for the new glyphs
+    "retext_margin": 0.2,
+    # … outside that, changed pixels at most this share of the old box's area
+    "retext_outside": 0.03,
+    # … outside the panel (the sign), at most this share
+    "retext_panel": 0.01,
+    # … in each other word's box (beyond the old box), at most this share of that box
+    "retext_other_word": 0.05,
+    # … the old glyphs' ink left as it was, at most this share (a right word of the same colour overlaps ~20-40 %)
+    "retext_old_left": 0.6,
+    # … the new glyphs' height within [lo, hi] × the old glyphs' (both measured the same way, in the hand boxes):
+    # a right word drawn at the old height, fitted to the old width, measured 0.8–1.0×; 0.35× and 1.8× are wrong
+    "retext_height_lo": 0.6,
+    "retext_height_hi": 1.35,
+    # … their stroke width within [1 / ratio, ratio] × the old glyphs': DejaVu Bold over the road sign's capitals
+    # measured 1.09×, DejaVu ExtraLight (the "thinner font" of the STOP! sign) 0.56×
+    "retext_stroke_ratio": 1.6,
 }
 
 
@@ -320,6 +353,79 @@ def _tiles_blurred(before: np.ndarray, after: np.ndarray, region: np.ndarray, ti
     return blurred / textured if textured else 1.0
 
 
+def judge_retext(truth: Truth, before: np.ndarray, after: np.ndarray) -> Judgement:
+    """The new word stands where the old one stood, at its size and weight, legible, and nothing else changed.
+
+    Geometry from the hand truth (`costa.real.signs`): the allowed region is the old word's box grown by
+    `retext_margin` of its height (3–8 px), less the other words' boxes (beyond 2 px of the old box). Wrong when
+    nothing changed in the old box; when more than `retext_panel` (of the old box's area) changed outside the
+    panel, more than `retext_other_word` of another word's box changed, or more than `retext_outside` outside the
+    allowed region; when more than `retext_old_left` of the old ink is left as it was; when the new ink's height
+    (0.5–99.5th percentile of its rows) is outside [`retext_height_lo`, `retext_height_hi`] × the old ink's in its
+    box, or its stroke width more than `retext_stroke_ratio` × off the old ink's; and when RapidOCR (costa's own
+    reader, one part of the judge) does not read the new word in the allowed region or still reads the old one
+    there. Ink is what lies farther from the panel's colour (median of a ring around the old box) than Otsu's
+    threshold in the old box; the new word's ink is the ink of the allowed region that changed or lies on the old
+    ink.
+    """
+    from costa.real import signs as sg
+
+    assert truth.sign is not None
+    t, shape = THRESHOLDS, before.shape[:2]
+    if after.shape != before.shape:
+        return Judgement(False, f"the result is {after.shape[:2]}, the input {before.shape[:2]}")
+    old = truth.sign.word(truth.old).box
+    margin = int(min(8, max(3, round(t["retext_margin"] * old[3]))))
+    grown = sg.grow_box(old, margin, shape)
+    old_m, grown_m = sg.box_mask(old, shape), sg.box_mask(grown, shape)
+    # another word's box counts beyond 2 px around the old one: the eraser's margin may graze an adjacent box
+    # (the plate's "California" ends one row above KAPOWUI) without touching its letters
+    near = sg.box_mask(sg.grow_box(old, 2, shape), shape)
+    others = [(w.text, sg.box_mask(w.box, shape) & ~near) for w in truth.sign.words if w.text != truth.old]
+    other_m = np.zeros(shape, bool)
+    for _, m in others:
+        other_m |= m
+    allowed = grown_m & ~other_m
+    moved = sg.changed(before, after, int(t["retext_level"]))
+    area = float(old[2] * old[3])
+    n = {"in_box": float(moved[old_m].mean())}
+    if n["in_box"] < 0.02:
+        return Judgement(False, "nothing changed in the old word's box", n)
+    n["outside_panel"] = float((moved & ~sg.panel_mask(truth.sign, shape)).sum()) / area
+    if n["outside_panel"] > t["retext_panel"]:
+        return Judgement(False, f"changed outside the sign ({n['outside_panel']:.0%} of the word's box)", n)
+    for text, m in others:
+        share = float(moved[m].mean()) if m.any() else 0.0
+        n["other_word"] = max(n.get("other_word", 0.0), share)
+        if share > t["retext_other_word"]:
+            return Judgement(False, f"covers the word {text!r} ({share:.0%} of its box changed)", n)
+    n["outside"] = float((moved & ~allowed).sum()) / area
+    if n["outside"] > t["retext_outside"]:
+        return Judgement(False, f"changed outside the old word's box ({n['outside']:.0%} of its area)", n)
+    ring = grown_m & ~old_m & ~other_m
+    background, level = sg.ink_threshold(before, old_m & ~other_m, ring if ring.any() else grown_m)
+    old_ink = sg.ink(before, old_m & ~other_m, background, level)
+    # the new glyphs: ink that was drawn (changed) or stayed where old ink was — not the sign's own dirt or bolts
+    new_ink = sg.ink(after, allowed, background, level) & (moved | old_ink)
+    n["old_left"] = float((~moved[old_ink]).mean()) if old_ink.any() else 0.0
+    if n["old_left"] > t["retext_old_left"]:
+        return Judgement(False, f"the old word is left ({n['old_left']:.0%} of its ink as it was)", n)
+    n["height"] = sg.ink_height(new_ink) / max(1.0, sg.ink_height(old_ink))
+    if not t["retext_height_lo"] <= n["height"] <= t["retext_height_hi"]:
+        return Judgement(False, f"new glyphs {n['height']:.2f}× the old word's height", n)
+    was = sg.stroke_width(old_ink)
+    n["stroke"] = (sg.stroke_width(new_ink) + 0.5) / (was + 0.5)
+    if not 1 / t["retext_stroke_ratio"] <= n["stroke"] <= t["retext_stroke_ratio"]:
+        return Judgement(False, f"new strokes {n['stroke']:.2f}× the old word's width", n)
+    pad = max(3, round(0.6 * old[3]))
+    lines = sg.read_words(after, sg.grow_box(grown, pad, shape))
+    if not sg.reads_as(lines, truth.new):
+        return Judgement(False, f"does not read as {truth.new!r} (read {' | '.join(lines)[:40]!r})", n)
+    if sg.normalise(truth.old) not in sg.normalise(truth.new) and sg.reads_as(lines, truth.old):
+        return Judgement(False, f"still reads {truth.old!r}", n)
+    return Judgement(True, f"reads {truth.new!r}, height {n['height']:.2f}×, stroke {n['stroke']:.2f}×", n)
+
+
 def judge_step(kind: str, truth: Truth, before: np.ndarray, after: np.ndarray | None, result: str = "") -> Judgement:
     """Judge one step of suite kind `kind` (see `costa.real.cases.KINDS`); `after` None means no image came back."""
     if kind == "text":
@@ -334,5 +440,6 @@ def judge_step(kind: str, truth: Truth, before: np.ndarray, after: np.ndarray | 
         "deblur": judge_deblur,
         "adjust": judge_adjust,
         "bgblur": judge_bgblur,
+        "retext": judge_retext,
     }
     return judges[kind](truth, before, after)

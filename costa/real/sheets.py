@@ -40,8 +40,8 @@ def _outline(image: np.ndarray, mask: np.ndarray | None, offset: tuple[int, int]
 def contact_sheet(step: str, truth: Any, before: np.ndarray, after: np.ndarray | None, caption: str) -> np.ndarray:
     """One RGB sheet: before | result | truth at 256 px high, the truth's region outlined in magenta on each, and
     `caption` above."""
-    import cv2
-
+    if step == "retext" and truth.sign is not None:
+        return _bar(_retext_tiles(truth, before, after), caption)
     region: np.ndarray | None = truth.mask
     truth_image = {
         "removal": truth.background,
@@ -64,7 +64,35 @@ def contact_sheet(step: str, truth: Any, before: np.ndarray, after: np.ndarray |
             continue
         marked = _outline(image, None if region is None else region.astype(np.uint8), off)
         tiles.append(_fit(marked))
-    body = np.concatenate(tiles, axis=1)
+    return _bar(np.concatenate(tiles, axis=1), caption)
+
+
+def _retext_tiles(truth: Any, before: np.ndarray, after: np.ndarray | None) -> np.ndarray:
+    """before | result with the hand truth drawn (panel green, old word magenta, other words cyan) | the result's
+    panel enlarged, undrawn, to read the new word."""
+    import cv2
+
+    sign = truth.sign
+    pts = np.asarray(sign.panel, np.int32)
+
+    def drawn(image: np.ndarray) -> np.ndarray:
+        out = np.ascontiguousarray(image.copy())
+        cv2.polylines(out, [pts], True, (0, 200, 0), 1)
+        for w in sign.words:
+            x, y, bw, bh = w.box
+            colour = (255, 0, 255) if w.text == truth.old else (0, 200, 255)
+            cv2.rectangle(out, (x, y), (x + bw - 1, y + bh - 1), colour, 1)
+        return out
+
+    x0, y0 = max(0, int(pts[:, 0].min()) - 4), max(0, int(pts[:, 1].min()) - 4)
+    x1, y1 = int(pts[:, 0].max()) + 5, int(pts[:, 1].max()) + 5
+    zoom = None if after is None else np.ascontiguousarray(after[y0:y1, x0:x1])
+    return np.concatenate([_fit(drawn(before)), _fit(None if after is None else drawn(after)), _fit(zoom)], axis=1)
+
+
+def _bar(body: np.ndarray, caption: str) -> np.ndarray:
+    import cv2
+
     bar = np.full((22, body.shape[1], 3), 255, np.uint8)
     text = caption.replace("Δ", "d").replace("°", " deg").replace("×", "x").encode("ascii", "replace").decode()
     cv2.putText(bar, text[:150], (4, 16), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (0, 0, 0), 1, cv2.LINE_AA)

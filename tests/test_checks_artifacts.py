@@ -170,3 +170,32 @@ def test_a_fill_pasted_from_elsewhere_in_the_image_fails_and_a_continued_panel_p
     q, reason = copied_into_fill(pasted, hole)
     assert q == 0.0 and "pasted in" in reason, reason
     assert copied_into_fill(image, np.zeros((h, w), bool)) is None
+
+
+def test_a_removal_fill_pasted_from_elsewhere_in_a_photo_fails_its_check_and_the_true_background_passes(
+    ctx: CheckContext,
+) -> None:
+    """scikit-image's coffee: a hole beside the cup, where the surroundings differ from side to side. Filled with a
+    verbatim copy of the table's corner (what PatchMatch did with street signs in a road) the removal check fails on
+    `pasted_content`; filled with what is really there it passes that measure. At 1600 px and below the measure works
+    at full resolution, so a copy pasted there is not blurred out of sight by a working scale."""
+    from skimage import data
+
+    from costa.checks.fills import PASTED_SIDE_PX, pasted_content, surround_variation
+    from costa.checks.objects import check_removal
+    from costa.types import Mask
+
+    photo = data.coffee()
+    hole = np.zeros(photo.shape[:2], bool)
+    hole[150:230, 330:420] = True
+    assert (surround_variation(photo, hole) or 0.0) > 3.7 and max(photo.shape) <= PASTED_SIDE_PX
+    assert pasted_content(photo, photo, hole).quality == 1.0  # the true background: nothing copied
+    pasted = photo.copy()
+    pasted[150:230, 330:420] = photo[20:100, 30:120]
+    verdict = pasted_content(photo, pasted, hole)
+    assert verdict.quality == 0.0 and "pasted in" in verdict.reasons[0]
+    before = EditState(photo, {"masks": (Mask(hole, "user brush"),)})
+    sub = Subtask(id="s1", kind="object_removal", target="spoon")
+    out = ToolOutput(image=pasted, edited_region=hole)
+    removal = check_removal(ctx, sub, before, before.with_output(out), out)
+    assert removal.quality == 0.0 and any("verbatim copies" in r for r in removal.reasons)

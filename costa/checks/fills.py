@@ -224,7 +224,9 @@ FILL_BLOCK_PX = 16
 FILL_CLONE_SIDE_PX = 640
 
 
-def fill_cloned_share(after: np.ndarray, hole: np.ndarray, size: int = FILL_BLOCK_PX) -> tuple[float, int] | None:
+def fill_cloned_share(
+    after: np.ndarray, hole: np.ndarray, size: int = FILL_BLOCK_PX, side: int = FILL_CLONE_SIDE_PX
+) -> tuple[float, int] | None:
     """How much of a fill is a verbatim copy of some other place of the image, beyond how often the image repeats
     itself: (excess share of the fill's salient blocks, salient blocks looked at), or None when the hole holds no
     whole block.
@@ -234,7 +236,8 @@ def fill_cloned_share(after: np.ndarray, hole: np.ndarray, size: int = FILL_BLOC
     bowl's rim into a salad). Blocks wholly inside the hole are matched (normalised correlation ≥ `CLONE_NCC`) against
     every place whose window stays clear of the hole; the same is done for blocks of the ring around it, each
     excluding its own neighbourhood, and that share (the image's own self-similarity: a tiled wall, stripes) is
-    subtracted.
+    subtracted. `side`: the image is measured downscaled to at most this many pixels (resampling blurs a verbatim
+    copy below `CLONE_NCC`, so a copy pasted at full resolution shows fully only at full resolution).
     """
     import cv2
 
@@ -243,7 +246,7 @@ def fill_cloned_share(after: np.ndarray, hole: np.ndarray, size: int = FILL_BLOC
     if hole.shape != after.shape[:2] or not hole.any():
         return None
     grey = luma(after).astype(np.float32)
-    scale = min(1.0, FILL_CLONE_SIDE_PX / max(grey.shape))  # a 12-MP photo: each template match would take 60 ms
+    scale = min(1.0, side / max(grey.shape))  # a 12-MP photo: each template match would take 60 ms
     if scale < 1.0:
         grey = cv2.resize(grey, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA).astype(np.float32)
         hole = cv2.resize(hole.astype(np.uint8), (grey.shape[1], grey.shape[0]), interpolation=cv2.INTER_NEAREST) > 0
@@ -318,3 +321,36 @@ def surround_variation(image: np.ndarray, hole: np.ndarray, sectors: int = 8, wi
     sector = ((angle + np.pi) / (2 * np.pi) * sectors).astype(int) % sectors
     means = [np.linalg.norm(residual[sector == k].mean(axis=0)) for k in range(sectors) if (sector == k).sum() > 10]
     return float(np.mean(means)) if means else None
+
+
+#: Where a removal's check looks for pasted content (`pasted_content`): surroundings that differ from side to side at
+#: least this much (`surround_variation`, ΔE; one stationary texture scores 0–3.5), at least this many detailed
+#: blocks in the fill, and the excess share of them copied verbatim from elsewhere: ≤ `PASTED_OK` → 1.0, 0 at
+#: `PASTED_BAD`. The same bars as reflection's preservation expert (tool_tables/reflection.yaml), checked on the real
+#: suite's dev removals (`bench real_checks --kinds removal`): right fills copied 0 %, pasted ones 35–83 %.
+PASTED_MIN_VARIATION = 3.7
+PASTED_MIN_BLOCKS = 4
+PASTED_OK, PASTED_BAD = 0.1, 0.3
+#: `pasted_content` measures photos up to this side at full resolution (larger ones downscaled to it).
+PASTED_SIDE_PX = 1600
+
+
+def pasted_content(before: np.ndarray, after: np.ndarray, hole: np.ndarray) -> Verdict:
+    """Is a removal's fill made of verbatim copies of other places of the photo (a column of street signs standing in
+    the road, shore bushes in the water)? Judged only where the hole's surroundings differ from side to side:
+    texture copied into a hole within one texture (grass into a lawn) is that texture. Measured at full resolution
+    up to `PASTED_SIDE_PX`, whatever scale the fill was made at."""
+    variation = surround_variation(before, hole)
+    if variation is None or variation < PASTED_MIN_VARIATION:
+        shown = "too small a ring" if variation is None else f"ΔE {variation:.1f} < {PASTED_MIN_VARIATION:g}"
+        return Verdict(1.0, (f"surroundings alike on every side ({shown}): copies of them are the background",))
+    cloned = fill_cloned_share(after, hole, side=PASTED_SIDE_PX)
+    if cloned is None or cloned[1] < PASTED_MIN_BLOCKS:
+        return Verdict(1.0, ("too few detailed blocks in the fill to tell whether it was copied from elsewhere",))
+    share, blocks = cloned
+    q = float(np.clip((PASTED_BAD - share) / (PASTED_BAD - PASTED_OK), 0.0, 1.0))
+    reason = (
+        f"{share:.0%} of the fill's {blocks} detailed blocks are verbatim copies of other places of the photo "
+        f"(≤{PASTED_OK:.0%} → 1.0, 0 at {PASTED_BAD:.0%})"
+    )
+    return Verdict(q, (reason + (": content from elsewhere was pasted in" if q < 1.0 else ""),))

@@ -13,7 +13,7 @@ import numpy as np
 
 from costa.checks.common import boundary_alignment, ciede2000_values, shading_correlation
 from costa.checks.context import CheckContext, CheckFn
-from costa.checks.fills import removal_artifacts
+from costa.checks.fills import pasted_content, removal_artifacts
 from costa.checks.region import (
     POINT_BETTER,
     changed_elsewhere,
@@ -154,12 +154,14 @@ def check_removal(
 ) -> Verdict:
     """Is the object gone, and does the fill look like its surroundings?
 
-    Three measures, quality = their minimum:
+    Its measures, quality = their minimum:
       - gone: share of the object's pixels left unchanged (no channel moved > 8/255) ≤ 20 % → 1.0, 0.0 at 50 %;
       - colour: ΔE76 between the mean CIELAB of the fill and of a surrounding ring, allowed 5 + half the ring's own
         colour spread (textured surroundings vary more) → 1.0, 0.0 at three times that;
       - texture: ratio of mean L* gradient magnitude in the fill's interior to the ring's, within 2× either way → 1.0,
-        0.0 at 8× (a smooth smear over texture, or a noisy patch on a flat wall).
+        0.0 at 8× (a smooth smear over texture, or a noisy patch on a flat wall);
+      - pasted: the fill is not verbatim copies of other places of the photo (`costa.checks.fills.pasted_content`);
+      with the smear and seam of `removal_artifacts`, the grounding and what changed elsewhere.
     """
     if before.image.shape != after.image.shape:
         return Verdict(0.0, ("the image size changed, so the removal cannot be compared",))
@@ -209,8 +211,9 @@ def check_removal(
     artifacts = removal_artifacts(
         after.image, hole, grain=True
     )  # a smear or a seam a person would see (costa.checks.fills)
-    reasons.extend(artifacts.reasons + grounded.reasons + elsewhere.reasons)
-    quality = min(q_gone, q_colour, q_texture, artifacts.quality, grounded.quality, elsewhere.quality)
+    pasted = pasted_content(before.image, after.image, hole)  # copies of other places of the photo
+    reasons.extend(artifacts.reasons + pasted.reasons + grounded.reasons + elsewhere.reasons)
+    quality = min(q_gone, q_colour, q_texture, artifacts.quality, pasted.quality, grounded.quality, elsewhere.quality)
     return Verdict(quality, tuple(reasons))
 
 

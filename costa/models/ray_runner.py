@@ -40,9 +40,14 @@ RAY = "ray"
 LOOPBACK = "127.0.0.1"
 #: Ray's own single-machine switch (its default on macOS and Windows): with it a Ray started here advertises and
 #: binds 127.0.0.1 instead of the machine's routable address. Read when `ray` is first imported, and inherited by
-#: the processes Ray starts. (Serve's per-replica inter-deployment gRPC port still binds every interface: Ray Serve
-#: hard-codes "[::]:0" for it.)
+#: the processes Ray starts. (Serve's per-replica inter-deployment gRPC port, which Ray Serve hard-codes to "[::]:0",
+#: is bound to the node's address by `costa.models.replica.bind_grpc_to_node_address`.)
 SINGLE_MACHINE_ENV = ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+#: Ray 2.60's token authentication: a cluster started by `ray start` requires the token (~/.ray/auth_token, or
+#: RAY_AUTH_TOKEN), but a Ray client (ray://) sends it only when RAY_AUTH_MODE=token is set: without it, the client
+#: waits 30 s and fails with "ray client connection timeout". `connect` sets it for a ray:// address when a token is
+#: there and RAY_AUTH_MODE is not set (RAY_AUTH_MODE=disabled keeps it off).
+AUTH_MODE_ENV = "RAY_AUTH_MODE"
 #: How often a waiting call looks at the turn's Stop flag and its deadline, in seconds.
 POLL_SECONDS = 0.05
 #: Longest wait for a replica's readiness answer (`missing`), in seconds: doctor and graph building must not hang.
@@ -76,6 +81,8 @@ def connect(address: str | None, start: bool = False, num_cpus: int | None = Non
 
     if address is None and "ray" not in sys.modules:
         os.environ.setdefault(*SINGLE_MACHINE_ENV)  # before the first import of ray (see SINGLE_MACHINE_ENV)
+    if address is not None and AUTH_MODE_ENV not in os.environ and has_token():
+        os.environ[AUTH_MODE_ENV] = "token"  # see AUTH_MODE_ENV
     import ray
 
     if ray.is_initialized():
@@ -101,6 +108,18 @@ def connect(address: str | None, start: bool = False, num_cpus: int | None = Non
         where = address or "this machine"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ToolError(f"cannot reach Ray on {where} ({first}); `python -m costa serve` starts one") from e
+
+
+def has_token() -> bool:
+    """Whether a Ray authentication token is there for a client to send (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or
+    ~/.ray/auth_token)."""
+    import os
+    from pathlib import Path
+
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return True
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token"
+    return Path(path).is_file()
 
 
 # -------------------------------------------------------------------------------------------------------- runner

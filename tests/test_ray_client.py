@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -116,6 +117,7 @@ def two_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, d
         yield address, env
     finally:
         left = end_sessions(procs)
+        shutil.rmtree(temp, ignore_errors=True)
         assert not left, f"processes of the test cluster still running: {left}"
 
 

@@ -12,7 +12,8 @@ its worker died, Ray cannot be reached — is a `ToolError` of one sentence that
 A `ToolError` the tool itself raised remotely (`GroundingError` with its advice) comes back as itself. Stop cancels
 the Serve request: the replica's call sees its own Stop flag, so a tool with steps (diffusion) ends at its next step.
 The events a remote call reports (diffusion progress, endpoint requests) stream back as they happen (a streaming
-Serve request) and reach the turn as if the tool ran here.
+Serve request) and reach the turn as if the tool ran here — except through a Ray client (ray://HOST:PORT), where
+Serve refuses streaming handles: there each call is one unary request and its events reach the turn when it ends.
 
 Ray is imported only here, and only when a runner or `start_deployments` first needs it.
 """
@@ -219,8 +220,24 @@ class RayRunner:
         spec = tool.spec
         if not is_served(spec, self.rows):
             return tool(state, subtask, params)
+        if self.address is not None:  # a Ray client: Serve has no streaming handles there, the events come at the end
+            items = self._wait(self._handle(spec.family).call.remote(spec, state, subtask, dict(params)), spec,
+                               self.timeout_seconds)  # fmt: skip
+            return self._replay(items, spec)
         handle = self._handle(spec.family).options(stream=True)
         return self._drain(handle.stream.remote(spec, state, subtask, dict(params)), spec, self.timeout_seconds)
+
+    def _replay(self, items: list[Streamed], spec: ToolSpec) -> ToolOutput:
+        """The output of a unary call's items, reporting their events to the turn first."""
+        from costa.models.control import report
+
+        for item in items:
+            if item.event is not None:
+                report(item.event)
+        output = next((item.output for item in items if item.output is not None), None)
+        if output is None:
+            raise ToolError(f"{spec.id}: its {app_name(spec.family)} replica returned no output")
+        return output
 
     def _drain(self, stream: Any, spec: ToolSpec, timeout: float) -> ToolOutput:
         """The streamed call's output, reporting its events to the turn as they arrive; Stop, the deadline and every

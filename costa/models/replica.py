@@ -93,6 +93,13 @@ class ToolReplica:
         self.counts["finished"] += 1
         yield Streamed(output=output)
 
+    async def call(
+        self, spec: ToolSpec, state: EditState, subtask: Subtask, params: Mapping[str, Any]
+    ) -> list[Streamed]:
+        """`stream`'s items in one answer, for callers that cannot take a streaming request (a Ray client, ray://:
+        Serve refuses streaming handles there); a cancelled request sets the call's Stop flag as `stream` does."""
+        return [item async for item in self.stream(spec, state, subtask, params)]
+
     async def worker(self) -> dict[str, Any]:
         """This replica's worker process id and the address its inter-deployment gRPC port binds (for a probe that
         kills the worker, and for the check that nothing listens beyond the node's address)."""

@@ -15,9 +15,14 @@ ports with the same COSTA_DATABASE_URL and COSTA_HOME, as in the README's "Sever
 3. **PostgreSQL restart**: clients edit on both replicas while the server stops for `outage_seconds` and starts again:
    every error is one sentence (no traceback, no password, not an internal error), every client completes a turn
    after the restart, and no version stored before the stop is lost (rows and files, counted before and after).
-4. **Ray worker killed mid-call**: not written yet; the report says why it is skipped. The runner-level version of
-   it is `tests/test_ray_runner.py` (a Serve replica killed mid-call is a recorded `ToolError`, the next call reaches
-   the replica Serve starts in its place).
+4. **The same load with COSTA_RUNNER=ray** (`--runners`, default both when ray is installed): a new local Ray in the
+   bench's process on 127.0.0.1 (bench/scale_ray.py), the families the turns call (adjustments, text drawing)
+   served on it, and replicas started as its drivers; the table gets a row per runner. On a machine
+   with a few CPU cores Ray is slower than in process: every served call is serialised to a replica process that
+   competes for the same cores; it pays off when the served tools hold GPUs and models.
+5. **Ray worker killed mid-call** (with the Ray runner): SIGKILL to the worker process of the Serve replica running
+   one of a text turn's calls; the turn ends (done, or one sentence), Serve starts a new replica, the next turn on
+   the session succeeds, its history intact.
 
 Exit code 1, with a one-line reason last, when a probe's expectation fails or a configuration completed no turns.
 Traffic only to 127.0.0.1.
@@ -26,7 +31,6 @@ Traffic only to 127.0.0.1.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import random
 import tempfile
@@ -61,6 +65,7 @@ ADJUST_EDITS = ("make the whole image brighter", "make the whole image darker")
 class Load:
     """What one configuration's clients did."""
 
+    runner: str
     replicas: int
     clients: int
     latencies: list[float] = field(default_factory=list)
@@ -110,19 +115,21 @@ def replica_env(db_url: str) -> dict[str, str]:
     return {"COSTA_DATABASE_URL": db_url, "COSTA_HOST": HOST, "COSTA_RATE_LIMIT": "0"}
 
 
-def make_replica(home: Path, logs: Path, index: int, db_url: str) -> LiveApp:
-    """Replica `index` (not started): the shared `home`, its own log file."""
+def make_replica(home: Path, logs: Path, name: str, db_url: str, extra: dict[str, str] | None = None) -> LiveApp:
+    """Replica `name` (not started): the shared `home`, its own log file, `extra` on top of `replica_env`."""
     from bench.app import REPO_ROOT
 
-    return LiveApp(home, REPO_ROOT, replica_env(db_url), log_file=logs / f"replica{index}.log")
+    return LiveApp(home, REPO_ROOT, replica_env(db_url) | (extra or {}), log_file=logs / f"replica-{name}.log")
 
 
-def run_load(urls: list[str], clients: int, edits: int, folder: Path, instructions: tuple[str, str]) -> Load:
+def run_load(
+    runner: str, urls: list[str], clients: int, edits: int, folder: Path, instructions: tuple[str, str]
+) -> Load:
     """`clients` threads, client i on `urls[i % len(urls)]`, each `edits` timed edits on a session of its own
     (alternating between the two `instructions`; the first one uploads the client's sign)."""
     from gradio_client import Client
 
-    out = Load(len(urls), clients)
+    out = Load(runner, len(urls), clients)
 
     def one(i: int) -> None:
         try:
@@ -390,20 +397,31 @@ def probe_pg_restart(
     return Probe("postgres restart", not bad, "; ".join(bad) or detail)
 
 
-def ray_skip_reason() -> str:
-    """Why the Ray worker probe is skipped (one line for the report).
-
-    The probe is to kill a Ray Serve replica's worker while a served tool call runs on it, from app replicas started
-    with COSTA_RUNNER=ray after `python -m costa serve`, and see the turn end with a recorded result; it is not
-    written yet (tests/test_ray_runner.py kills a replica mid-call at the runner level)."""
-    if importlib.util.find_spec("costa.models.ray_runner") is None:
-        return "skipped: the Ray runner is not in this build"
-    if importlib.util.find_spec("ray") is None:
-        return "skipped: the Ray runner is in this build but ray is not installed"
-    return "skipped: the Ray runner is in this build, but bench scale has no Ray worker probe yet"
-
-
 # ------------------------------------------------------------------------------------------------ the run
+
+
+RUNNERS = ("in_process", "ray")
+PROBES = ("restart", "kill9", "raykill")
+
+
+@dataclass
+class Options:
+    """What `bench scale` runs (its command-line options)."""
+
+    clients: int = 4
+    edits: int = 5
+    replicas_max: int = 2
+    runners: tuple[str, ...] = RUNNERS
+    probes: tuple[str, ...] = PROBES
+    kills: int = 2
+    outage_s: float = 3.0
+    probe_seconds: float = 180.0
+    seed: int = 0
+    text: bool = False
+
+    @property
+    def instructions(self) -> tuple[str, str]:
+        return TEXT_EDITS if self.text else ADJUST_EDITS
 
 
 def start_all(apps: list[LiveApp]) -> None:
@@ -425,83 +443,146 @@ def start_all(apps: list[LiveApp]) -> None:
         raise errors[0]
 
 
-def run_scale(
-    clients: int,
-    edits: int,
-    replicas_max: int,
-    faults: bool,
-    kills: int,
-    outage_s: float,
-    probe_seconds: float,
-    seed: int,
-    text: bool = False,
-) -> tuple[str, str | None]:
-    """Run the throughput table and (with `faults`) the probes; return the report and why it failed (None: held)."""
-    from bench.pg_server import fresh_database, pg_server_process
-    from costa.config import Settings
+@dataclass
+class Run:
+    """One bench run's shared pieces and what it found."""
 
-    instructions = TEXT_EDITS if text else ADJUST_EDITS
-    kind = "text replacements" if text else "brighter / darker"
-    lines = [
-        f"scale benchmark: python app.py replicas on one PostgreSQL and one COSTA_HOME ({HOST}); {clients} clients "
-        f"× {edits} edits ({kind} on 480×200 signs), client i on replica i mod R; turns at once per replica "
-        f"(COSTA_CONCURRENCY) {Settings.from_env().concurrency}; {os.cpu_count()} CPU cores"
-    ]
-    failure: str | None = None
-    with tempfile.TemporaryDirectory(prefix="costa-scale-") as tmp, pg_server_process() as server:
-        folder, home, logs = Path(tmp), Path(tmp) / "home", Path(tmp) / "logs"
-        logs.mkdir()
-        db_url = fresh_database(server.url)
-        apps = [make_replica(home, logs, i, db_url) for i in range(max(replicas_max, 2 if faults else 1))]
+    opts: Options
+    server: Any
+    db_url: str
+    folder: Path
+    loads: list[Load] = field(default_factory=list)
+    probes: list[Probe] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def home(self) -> Path:
+        return self.folder / "home"
+
+    def replicas(self, runner: str, count: int, extra: dict[str, str] | None = None) -> list[LiveApp]:
+        """`count` replicas of `runner`, started together and each warmed up by one edit."""
+        apps = [make_replica(self.home, self.folder / "logs", f"{runner}{i}", self.db_url, extra) for i in range(count)]
+        t0 = time.perf_counter()
         try:
-            t0 = time.perf_counter()
             start_all(apps)  # the ones not measured yet wait idle
-            lines.append(f"  {len(apps)} replicas started together in {time.perf_counter() - t0:.1f} s")
+            self.lines.append(f"  {runner}: {count} replicas started together in {time.perf_counter() - t0:.1f} s")
             for a in apps:
-                warm_up(a.url, folder, instructions[0])
-            loads = [
-                run_load([a.url for a in apps[:n]], clients, edits, folder, instructions)
-                for n in range(1, replicas_max + 1)
-            ]
-            lines.append("  replicas  clients  turns  errors  wall s  turns/min  p50 s  p95 s")
-            for ld in loads:
-                lines.append(
-                    f"  {ld.replicas:8d}  {ld.clients:7d}  {len(ld.latencies):5d}  {len(ld.errors):6d}  "
-                    f"{ld.wall:6.1f}  {ld.per_minute:9.1f}  {_pct(ld.latencies, 50):5.2f}  "
-                    f"{_pct(ld.latencies, 95):5.2f}"
-                )
-            one, top = loads[0], loads[-1]
-            if len(loads) > 1 and one.per_minute > 0:
-                lines.append(
-                    f"  ratio {top.replicas}/1: turns/min {top.per_minute / one.per_minute:.2f}×, p50 "
-                    f"{_pct(top.latencies, 50) / _pct(one.latencies, 50):.2f}×, p95 "
-                    f"{_pct(top.latencies, 95) / _pct(one.latencies, 95):.2f}×"
-                )
-            lines += [f"    error: {e}" for ld in loads for e in ld.errors[:5]]
-            empty = [ld.replicas for ld in loads if not ld.latencies]
-            if empty:
-                failure = f"no turns completed with {empty} replica(s)"
-            if faults:
-                probes = [  # the restart first: the kill probe leaves replica A stopped
-                    _timed(
-                        "postgres restart",
-                        lambda: probe_pg_restart(
-                            server, apps[:2], db_url, folder, max(clients, 2), outage_s, probe_seconds, instructions
-                        ),
-                    ),
-                    _timed(
-                        "kill -9 mid-turn", lambda: probe_kill(apps[:2], db_url, folder, kills, probe_seconds, seed)
-                    ),
-                ]
-                for p in probes:
-                    lines.append(f"  {'held  ' if p.held else 'FAILED'} {p.name:18} {p.seconds:6.1f} s  {p.detail}")
-                lines.append(f"  {ray_skip_reason()}")
-                failed = [p for p in probes if not p.held]
-                if failed and failure is None:
-                    failure = f"{failed[0].name}: {failed[0].detail}"
+                warm_up(a.url, self.folder, self.opts.instructions[0])
+        except BaseException:
+            for a in apps:
+                a.stop()
+            raise
+        return apps
+
+    def measure(self, runner: str, apps: list[LiveApp]) -> None:
+        o = self.opts
+        for n in range(1, o.replicas_max + 1):
+            self.loads.append(run_load(runner, [a.url for a in apps[:n]], o.clients, o.edits, self.folder,
+                                       o.instructions))  # fmt: skip
+
+    def in_process(self) -> None:
+        o = self.opts
+        faults = [p for p in ("restart", "kill9") if p in o.probes]
+        apps = self.replicas("in_process", max(o.replicas_max, 2 if faults else 1))
+        try:
+            self.measure("in_process", apps)
+            if "restart" in o.probes:  # the restart first: the kill probe leaves replica A stopped
+                self.probes.append(_timed("postgres restart", lambda: probe_pg_restart(
+                    self.server, apps[:2], self.db_url, self.folder, max(o.clients, 2), o.outage_s, o.probe_seconds,
+                    o.instructions)))  # fmt: skip
+            if "kill9" in o.probes:
+                self.probes.append(_timed("kill -9 mid-turn", lambda: probe_kill(
+                    apps[:2], self.db_url, self.folder, o.kills, o.probe_seconds, o.seed)))  # fmt: skip
         finally:
             for a in apps:
                 a.stop()
+
+    def ray(self) -> None:
+        from bench.pg_server import PASSWORD
+        from bench.scale_ray import bench_ray, nodes, probe_ray_kill
+
+        o = self.opts
+        with bench_ray(self.folder) as br:
+            self.lines.append(
+                f"  ray: a new local Ray in this process ({br.address}, nodes {', '.join(nodes())}) with "
+                f"{len(load_served(br.table))} served deployments up in {br.started_s:.1f} s"
+            )
+            apps = self.replicas("ray", o.replicas_max, br.replica_env())
+            try:
+                self.measure("ray", apps)
+                if "raykill" in o.probes:
+                    self.probes.append(_timed("ray worker kill", lambda: probe_ray_kill(
+                        apps[0], self.db_url, self.folder, lambda m: _unclear(m, PASSWORD))))  # fmt: skip
+            finally:
+                for a in apps:
+                    a.stop()
+
+    def table(self) -> None:
+        self.lines.append("  runner      replicas  clients  turns  errors  wall s  turns/min  p50 s  p95 s")
+        for ld in self.loads:
+            self.lines.append(
+                f"  {ld.runner:10}  {ld.replicas:8d}  {ld.clients:7d}  {len(ld.latencies):5d}  {len(ld.errors):6d}  "
+                f"{ld.wall:6.1f}  {ld.per_minute:9.1f}  {_pct(ld.latencies, 50):5.2f}  {_pct(ld.latencies, 95):5.2f}"
+            )
+        for runner in RUNNERS:
+            mine = [ld for ld in self.loads if ld.runner == runner]
+            if len(mine) > 1 and mine[0].per_minute > 0:
+                one, top = mine[0], mine[-1]
+                self.lines.append(
+                    f"  {runner} ratio {top.replicas}/1: turns/min {top.per_minute / one.per_minute:.2f}×, p50 "
+                    f"{_pct(top.latencies, 50) / _pct(one.latencies, 50):.2f}×, p95 "
+                    f"{_pct(top.latencies, 95) / _pct(one.latencies, 95):.2f}×"
+                )
+        here = {ld.replicas: ld for ld in self.loads if ld.runner == "in_process"}
+        for ld in (x for x in self.loads if x.runner == "ray"):
+            base = here.get(ld.replicas)
+            if base is not None and base.per_minute > 0:
+                self.lines.append(
+                    f"  ray / in_process at {ld.replicas} replica(s): turns/min {ld.per_minute / base.per_minute:.2f}×"
+                    f", p50 {_pct(ld.latencies, 50) / _pct(base.latencies, 50):.2f}×"
+                )
+        self.lines += [f"    error ({ld.runner}): {e}" for ld in self.loads for e in ld.errors[:5]]
+
+
+def load_served(table: Path) -> list[str]:
+    from costa.models.deployments import load_deployments
+
+    return [f for f, row in load_deployments(table).items() if row.served]
+
+
+def run_scale(opts: Options) -> tuple[str, str | None]:
+    """Run the throughput table and the probes `opts` name; return the report and why it failed (None: held)."""
+    from bench.pg_server import fresh_database, pg_server_process
+    from bench.scale_ray import ray_missing
+    from costa.config import Settings
+
+    kind = "text replacements" if opts.text else "brighter / darker"
+    lines = [
+        f"scale benchmark: python app.py replicas on one PostgreSQL and one COSTA_HOME ({HOST}); {opts.clients} "
+        f"clients × {opts.edits} edits ({kind} on 480×200 signs), client i on replica i mod R; turns at once per "
+        f"replica (COSTA_CONCURRENCY) {Settings.from_env().concurrency}; {os.cpu_count()} CPU cores; runners "
+        f"{', '.join(opts.runners)}"
+    ]
+    failure: str | None = None
+    no_ray = ray_missing() if "ray" in opts.runners else "not in --runners"
+    with tempfile.TemporaryDirectory(prefix="costa-scale-") as tmp, pg_server_process() as server:
+        (Path(tmp) / "logs").mkdir()
+        run = Run(opts, server, fresh_database(server.url), Path(tmp), lines=lines)
+        if "in_process" in opts.runners:
+            run.in_process()
+        if no_ray is None:
+            run.ray()
+        run.table()
+        empty = [f"{ld.runner} × {ld.replicas}" for ld in run.loads if not ld.latencies]
+        if empty:
+            failure = f"no turns completed with {', '.join(empty)} replica(s)"
+        for p in run.probes:
+            lines.append(f"  {'held  ' if p.held else 'FAILED'} {p.name:18} {p.seconds:6.1f} s  {p.detail}")
+        if no_ray is not None and "raykill" in opts.probes:
+            lines.append(f"  skipped: the Ray runner configuration and its worker-kill probe ({no_ray})")
+        failed = [p for p in run.probes if not p.held]
+        if failed and failure is None:
+            failure = f"{failed[0].name}: {failed[0].detail}"
     return "\n".join(lines), failure
 
 
@@ -515,12 +596,32 @@ def _timed(name: str, fn: Callable[[], Probe]) -> Probe:
     return p
 
 
+def _names(allowed: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
+    def parse(text: str) -> tuple[str, ...]:
+        names = tuple(n.strip() for n in text.split(",") if n.strip())
+        wrong = [n for n in names if n not in allowed]
+        if wrong:
+            raise argparse.ArgumentTypeError(f"{', '.join(wrong)}: choose from {', '.join(allowed)}")
+        return names
+
+    return parse
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Declare this benchmark's options."""
     p.add_argument("--clients", type=int, default=4, help="clients editing at once")
     p.add_argument("--edits", type=int, default=5, help="edits per client")
     p.add_argument("--replicas-max", type=int, default=2, help="measure 1 … this many replicas")
-    p.add_argument("--skip-faults", action="store_true", help="only the throughput table")
+    p.add_argument(
+        "--runners",
+        type=_names(RUNNERS),
+        default=RUNNERS,
+        help="comma-separated: in_process, ray (default both; ray is skipped, saying why, without ray)",
+    )
+    p.add_argument("--probes", type=_names(PROBES), default=PROBES,
+                   help="comma-separated fault probes: restart (PostgreSQL), kill9 (an app replica), raykill (a Serve "
+                   "replica's worker; needs the ray runner); default all")  # fmt: skip
+    p.add_argument("--skip-faults", action="store_true", help="only the throughput table (no probe)")
     p.add_argument("--kills", type=int, default=2, help="kill -9 rounds")
     p.add_argument("--outage-seconds", type=float, default=3.0, help="how long PostgreSQL stays down")
     p.add_argument("--probe-seconds", type=float, default=180.0, help="time bound of each probe")
@@ -538,11 +639,14 @@ def run(args: argparse.Namespace) -> int:
             f"--clients, --edits and --replicas-max must be at least 1 (got {args.clients}, {args.edits}, "
             f"{args.replicas_max})"
         )
+    if not args.runners:
+        raise InputError("--runners names no runner: give in_process, ray or both")
     reason = missing_reason()
     if reason is not None:
         raise InputError(f"bench scale needs a PostgreSQL server: {reason}")
-    report, failure = run_scale(args.clients, args.edits, args.replicas_max, not args.skip_faults, args.kills,
-                                args.outage_seconds, args.probe_seconds, args.seed, args.text)  # fmt: skip
+    opts = Options(args.clients, args.edits, args.replicas_max, args.runners, () if args.skip_faults else args.probes,
+                   args.kills, args.outage_seconds, args.probe_seconds, args.seed, args.text)  # fmt: skip
+    report, failure = run_scale(opts)
     print(report)
     if failure is not None:
         print(f"FAILED: {_line(failure, 400)}")

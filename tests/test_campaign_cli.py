@@ -1,9 +1,11 @@
 """`python -m costa campaign …` as a subprocess: create → run → items → import-scores → report, and `run` killed
-(kill -9) or interrupted (Ctrl-C) part-way and resumed with the finished items kept."""
+(kill -9) or interrupted (Ctrl-C) part-way and resumed with the finished items kept — each on both store backends
+(`backend`: SQLite in COSTA_HOME, then a throwaway PostgreSQL through COSTA_DATABASE_URL)."""
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import signal
@@ -11,15 +13,36 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from costa.campaign.db import CampaignDb
+from costa.config import Settings
 from costa.store import Store
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "assets"
+
+
+@pytest.fixture(name="backend", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgresql)])
+def backend_fixture(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str | None:
+    """Each store backend in turn: SQLite in the campaign's COSTA_HOME (None), then a fresh PostgreSQL database (its
+    URL, in COSTA_DATABASE_URL: the `costa campaign` subprocesses inherit it; skipped without the server)."""
+    if request.param == "sqlite":
+        monkeypatch.delenv("COSTA_DATABASE_URL", raising=False)
+        return None
+    url: str = request.getfixturevalue("postgresql_url")
+    monkeypatch.setenv("COSTA_DATABASE_URL", url)
+    return url
+
+
+def campaign_db(home: Path) -> CampaignDb:
+    """The campaign rows of `home`'s store on the backend COSTA_DATABASE_URL names (the subprocesses' one)."""
+    from costa.store.backends import database_for
+
+    return CampaignDb(Store(home, database_for(dataclasses.replace(Settings.from_env(), home=home))))
 
 
 def costa(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -42,7 +65,9 @@ def write_tasks(folder: Path, n_bright: int = 1) -> Path:
     """Fast real tasks on the demo images (global adjustments, a recolouring in a box, a two-turn session)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "ball.png").write_bytes((ASSETS / "red_ball.png").read_bytes())
-    tasks = [{"id": f"bright{k}", "image": "ball.png", "turns": ["make the photo brighter"]} for k in range(n_bright)]
+    tasks: list[dict[str, Any]] = [
+        {"id": f"bright{k}", "image": "ball.png", "turns": ["make the photo brighter"]} for k in range(n_bright)
+    ]
     tasks.append({"id": "ball", "image": "ball.png", "turns": [{"instruction": "make the red ball blue",
                                                                "box": "300,130,160,160"}]})  # fmt: skip
     tasks.append({"id": "two", "image": "ball.png", "turns": ["make the photo brighter", "make it black and white"]})
@@ -51,24 +76,26 @@ def write_tasks(folder: Path, n_bright: int = 1) -> Path:
     return path
 
 
-def statuses(home: Path, name: str) -> dict[str, str]:
-    return {i.id: i.status for i in CampaignDb(Store(home)).items(name)}
+def statuses(home: Path | CampaignDb, name: str) -> dict[str, str]:
+    db = home if isinstance(home, CampaignDb) else campaign_db(home)
+    return {i.id: i.status for i in db.items(name)}
 
 
 def wait_for(home: Path, name: str, proc: subprocess.Popen[str], done: int, timeout: float = 180) -> None:
     """Until `done` items are finished and another is running (the run is part-way through an item)."""
     deadline = time.time() + timeout
+    db = campaign_db(home)
     while time.time() < deadline:
         if proc.poll() is not None:
             raise AssertionError("run ended early: " + (proc.stderr.read() if proc.stderr else ""))
-        s = list(statuses(home, name).values())
+        s = list(statuses(db, name).values())
         if s.count("done") >= done and "running" in s:
             return
         time.sleep(0.05)
     raise AssertionError(f"run did not reach {done} done items in {timeout} s")
 
 
-def test_create_run_items_import_scores_and_report(tmp_path: Path) -> None:
+def test_create_run_items_import_scores_and_report(tmp_path: Path, backend: str | None) -> None:
     home = tmp_path / "home"
     tasks = write_tasks(tmp_path / "set")
     r = costa(home, "create", "c1", "--tasks", str(tasks), "--conditions", "alpha=0,2; reflect=off",
@@ -81,6 +108,7 @@ def test_create_run_items_import_scores_and_report(tmp_path: Path) -> None:
     r = costa(home, "run", "c1", "--workers", "2")
     assert r.returncode == 0, r.stderr
     assert "ran 6 item(s), 0 failed; 0 left to run" in r.stdout
+    assert (home / "costa.db").exists() == (backend is None)  # on PostgreSQL the rows went there, not to COSTA_HOME
     assert "6/6 items" in r.stderr and "elapsed" in r.stderr and "left" in r.stderr  # the progress bar
 
     items = json.loads(costa(home, "items", "c1", "--json").stdout)
@@ -135,7 +163,7 @@ def test_create_run_items_import_scores_and_report(tmp_path: Path) -> None:
     assert "6 done, 0 failed, 0 pending" in status.stdout and "evaluator ann:" in status.stdout
 
 
-def test_run_killed_part_way_resumes_with_the_finished_items_kept(tmp_path: Path) -> None:
+def test_run_killed_part_way_resumes_with_the_finished_items_kept(tmp_path: Path, backend: str | None) -> None:
     home = tmp_path / "home"
     tasks = write_tasks(tmp_path / "set", n_bright=3)
     assert costa(home, "create", "k", "--tasks", str(tasks), "--conditions", "reflect=off").returncode == 0
@@ -147,7 +175,7 @@ def test_run_killed_part_way_resumes_with_the_finished_items_kept(tmp_path: Path
     finally:
         if proc.poll() is None:
             proc.kill()
-    db = CampaignDb(Store(home))
+    db = campaign_db(home)
     before = {i.id: (i.session_id, i.finished) for i in db.items("k") if i.status == "done"}
     assert len(before) >= 2 and "running" in statuses(home, "k").values()
 
@@ -161,7 +189,7 @@ def test_run_killed_part_way_resumes_with_the_finished_items_kept(tmp_path: Path
     assert all(db.item_units(k) for k in after)  # every item has its subtasks to score
 
 
-def test_ctrl_c_stops_the_run_and_the_next_run_finishes_it(tmp_path: Path) -> None:
+def test_ctrl_c_stops_the_run_and_the_next_run_finishes_it(tmp_path: Path, backend: str | None) -> None:
     home = tmp_path / "home"
     tasks = write_tasks(tmp_path / "set", n_bright=3)
     assert costa(home, "create", "s", "--tasks", str(tasks), "--conditions", "reflect=off").returncode == 0
@@ -182,13 +210,20 @@ def test_ctrl_c_stops_the_run_and_the_next_run_finishes_it(tmp_path: Path) -> No
     assert set(statuses(home, "s").values()) == {"done"}
 
 
-def test_a_second_run_of_the_same_campaign_is_refused(tmp_path: Path) -> None:
+def test_a_second_run_of_the_same_campaign_is_refused(tmp_path: Path, backend: str | None) -> None:
+    """SQLite: the lock file in COSTA_HOME. PostgreSQL: the database's advisory lock alone refuses it (a run on
+    another machine whose COSTA_HOME mount does not share file locks)."""
     from costa.campaign.runner import run_lock
+    from costa.store.postgres import PostgresDatabase
 
     home = tmp_path / "home"
     tasks = write_tasks(tmp_path / "set")
     assert costa(home, "create", "l", "--tasks", str(tasks)).returncode == 0
-    with run_lock(home, "l"):
+    if backend is None:
+        holder = run_lock(home, "l")
+    else:
+        holder = run_lock(tmp_path / "other-machine", "l", PostgresDatabase(backend))
+    with holder:
         r = costa(home, "run", "l")
     assert r.returncode == 2 and "already running in another process" in r.stderr
     assert set(statuses(home, "l").values()) == {"pending"}

@@ -1,5 +1,6 @@
 """The evaluator's desk without a browser: blind cards, own queue only, save-and-next, slider pairs; the scale
-benchmark's report; human verdicts as labelled cases for the calibration."""
+benchmark's report; human verdicts as labelled cases for the calibration. The tests taking `backend` run on SQLite
+and on a throwaway PostgreSQL."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from costa.campaign.desk import Card, pair_for_slider
 from costa.errors import InputError
-from tests.test_campaign_cli import ROOT, costa, write_tasks
+from tests.test_campaign_cli import ROOT, backend_fixture, campaign_db, costa, write_tasks  # noqa: F401 (`backend`)
 
 
 def test_a_card_has_no_field_for_the_condition_or_costas_verdict() -> None:
@@ -32,7 +33,9 @@ def test_slider_pairs_keep_one_display_size() -> None:
 
 
 @pytest.mark.slow
-def test_an_evaluator_sees_and_scores_only_their_queue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_evaluator_sees_and_scores_only_their_queue(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str | None
+) -> None:
     home = tmp_path / "home"
     tasks = write_tasks(tmp_path / "set")
     assert costa(home, "create", "d", "--tasks", str(tasks), "--conditions", "alpha=0,2; reflect=off",
@@ -80,19 +83,17 @@ def test_the_scale_benchmark_prints_its_figures() -> None:
 
 
 @pytest.mark.slow
-def test_human_verdicts_are_labelled_cases_with_their_context(tmp_path: Path) -> None:
+def test_human_verdicts_are_labelled_cases_with_their_context(tmp_path: Path, backend: str | None) -> None:
     pytest.importorskip("costa.calibration")
-    from costa.campaign.db import CampaignDb
     from costa.campaign.stats import ScoreRow
     from costa.campaign.verdicts import human_verdicts
-    from costa.store import Store
 
     home = tmp_path / "home"
     tasks = write_tasks(tmp_path / "set")
     assert costa(home, "create", "v", "--tasks", str(tasks), "--conditions", "reflect=off").returncode == 0
     assert costa(home, "run", "v").returncode == 0
-    store = Store(home)
-    db = CampaignDb(store)
+    db = campaign_db(home)
+    store = db.store
     units = db.units("v")
     ball = next(u for u in units if u.kind == "object_recoloration")
     db.save_scores("v", [ScoreRow(ball.item_id, ball.unit, "ann", 1.0), ScoreRow(ball.item_id, ball.unit, "bob", 0.6)])

@@ -114,6 +114,7 @@ def test_a_served_tool_gives_what_it_gives_in_process(cluster) -> None:
     there = runner.run(tool, EditState(image), DEBLUR, params)
     assert there.image is not None and here.image is not None
     assert np.array_equal(there.image, here.image)
+    assert there.edited_region is not None and here.edited_region is not None
     assert np.array_equal(there.edited_region, here.edited_region)
     assert set(there.artifacts) == set(here.artifacts)
     # a family the table keeps in process runs here, under the Ray runner too
@@ -132,8 +133,8 @@ def test_a_tool_that_raises_on_its_replica_is_a_failure_the_search_routes_around
     services = Services(settings, tables)
     assert isinstance(services.runner, RayRunner)
     with pytest.raises(ToolError, match=r"^unsharp_deblur raised RuntimeError on its costa-deblur replica: FAKE"):
-        broken = services.tool(BROKEN_TOOL)
-        services.runner.run(broken, EditState(blurred_sign()), DEBLUR, broken.spec.params_for_attempt(0))
+        tool = services.tool(BROKEN_TOOL)
+        services.runner.run(tool, EditState(blurred_sign()), DEBLUR, tool.spec.params_for_attempt(0))
     events = list(run_turn(services, blurred_sign(), Plan(subtasks=(DEBLUR,)), TurnConfig(alpha=1.0, reflect=False)))
     finished = [e for e in events if isinstance(e, ToolFinished)]
     broken = [e for e in finished if e.tool == BROKEN_TOOL]
@@ -203,9 +204,53 @@ def test_progress_streams_back_while_the_call_runs_and_stop_ends_it_at_the_next_
         time.sleep(0.05)
 
 
+def listening(pid: int) -> set[tuple[str, int]]:
+    """(address, port) of every TCP socket process `pid` listens on (Linux: its socket inodes in /proc/net/tcp*)."""
+    import socket
+
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[len("socket:[") : -1])
+    out = set()
+    for table, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in inodes:  # 0A: LISTEN
+                continue
+            host, port = fields[1].split(":")
+            raw = bytes.fromhex(host)
+            words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))  # each 32-bit word is host-order
+            out.add((socket.inet_ntop(family, words), int(port, 16)))
+    return out
+
+
+def test_a_replica_listens_on_the_nodes_address_only(cluster) -> None:
+    """Serve hard-codes "[::]:0" for a replica's inter-deployment gRPC server; the replica binds it to its node's
+    address (127.0.0.1 here), so nothing of a replica is reachable from another machine."""
+    from ray import serve
+
+    handle = serve.get_deployment_handle("deblur", app_name("deblur"))
+    worker = handle.worker.remote().result(timeout_s=30)
+    assert worker["grpc_host"] == "127.0.0.1"
+    addresses = listening(worker["pid"])
+    assert addresses, "the replica's worker listens on nothing: the check would prove nothing"
+    assert {host for host, _ in addresses} <= {"127.0.0.1", "::ffff:127.0.0.1"}, addresses
+
+
 def test_a_replica_killed_mid_call_is_a_failure_and_the_next_call_works(cluster) -> None:
+    """SIGKILL to the worker process of the replica running the call (as the kernel's OOM killer would)."""
+    import signal
+
+    from ray import serve
+
     tables, tables_dir = cluster
     runner, slow = runner_for(tables_dir), make(tables, "wiener_deblur", SLOW_CLASS)
+    handle = serve.get_deployment_handle("deblur", app_name("deblur"))
     errors: list[ToolError] = []
 
     def call() -> None:
@@ -214,12 +259,15 @@ def test_a_replica_killed_mid_call_is_a_failure_and_the_next_call_works(cluster)
         except ToolError as e:
             errors.append(e)
 
+    started = handle.stats.remote().result(timeout_s=30)["started"]  # an earlier test's stopped call may still run
     worker = threading.Thread(target=call)
     worker.start()
-    time.sleep(1.5)  # the call is running on the replica
-    names = [a for a in ray.util.list_named_actors(all_namespaces=True) if "SERVE_REPLICA::costa-deblur" in a["name"]]
-    assert len(names) == 1
-    ray.kill(ray.get_actor(names[0]["name"], namespace=names[0]["namespace"]), no_restart=True)
+    deadline = time.monotonic() + END_BOUND
+    while handle.stats.remote().result(timeout_s=30)["started"] == started:  # until this call runs on the replica
+        assert time.monotonic() < deadline, "the call never started on the replica"
+        time.sleep(0.05)
+    pid = handle.worker.remote().result(timeout_s=30)["pid"]
+    os.kill(pid, signal.SIGKILL)
     worker.join(END_BOUND)
     assert not worker.is_alive() and len(errors) == 1
     assert "replica running wiener_deblur died during the call" in str(errors[0])
@@ -227,6 +275,7 @@ def test_a_replica_killed_mid_call_is_a_failure_and_the_next_call_works(cluster)
     tool = make(tables, "wiener_deblur")
     out = runner.run(tool, EditState(blurred_sign()), DEBLUR, tool.spec.params_for_attempt(0))
     assert out.image is not None  # Serve started a new replica and the call reached it
+    assert handle.worker.remote().result(timeout_s=30)["pid"] != pid
     print(f"ray: the call after the kill answered in {time.perf_counter() - t0:.1f} s")
 
 

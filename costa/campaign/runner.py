@@ -3,7 +3,8 @@
 Resuming: an item's units and its `done` status commit together, so after a crash (kill -9, power) or Ctrl-C the
 finished items are kept and the next `run` does the rest: items a dead run left `running` go back to `pending` (their
 half-made sessions are abandoned), items that failed (our error, recorded with its message) are tried again. A lock
-file under COSTA_HOME keeps two runs of one campaign from running at once (the OS releases it when a run dies).
+file under COSTA_HOME keeps two runs of one campaign from running at once (the OS releases it when a run dies); on
+PostgreSQL an advisory lock does too, across machines (released with a dead run's connection).
 
 Ctrl-C stops the running turns at once (`SessionCore.stop`), puts their items back to `pending`, and exits 130.
 """
@@ -44,18 +45,22 @@ class RunSummary:
 
 
 @contextlib.contextmanager
-def run_lock(home: Path, name: str) -> Iterator[None]:
-    """Hold the campaign's run lock (a second `run` of the same campaign is refused while this one lives)."""
+def run_lock(home: Path, name: str, database: Any = None) -> Iterator[None]:
+    """Hold the campaign's run lock (a second `run` of the same campaign is refused while this one lives): a file
+    lock in COSTA_HOME and, on a database with named locks (PostgreSQL's advisory locks), that lock too, so a `run`
+    on another machine sharing the database is refused even where its COSTA_HOME mount does not share file locks."""
+    busy = InputError(f"campaign {name!r} is already running in another process: wait for it or stop it")
     folder = Path(home) / "campaigns"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / f"{name}.lock"
-    with open(path, "a+") as f:
+    named = getattr(database, "named_lock", None)
+    with open(path, "a+") as f, named(f"campaign-run:{name}") if named else contextlib.nullcontext(True) as got:
+        if not got:
+            raise busy
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise InputError(
-                f"campaign {name!r} is already running in another process: wait for it or stop it"
-            ) from None
+            raise busy from None
         try:
             yield
         finally:
@@ -153,7 +158,7 @@ class CampaignRun:
 def run_campaign(core: Any, db: CampaignDb, name: str, workers: int, out: TextIO) -> RunSummary:
     """Run campaign `name` under its lock (see `CampaignRun`)."""
     campaign = db.campaign(name)
-    with run_lock(core.settings.home, name):
+    with run_lock(core.settings.home, name, core.store.db):
         started = time.perf_counter()
         summary = CampaignRun(core, db, campaign, workers, out).run()
         log.info("campaign %s: run took %.1f s", name, time.perf_counter() - started)

@@ -12,7 +12,8 @@ its worker died, Ray cannot be reached — is a `ToolError` of one sentence that
 A `ToolError` the tool itself raised remotely (`GroundingError` with its advice) comes back as itself. Stop cancels
 the Serve request: the replica's call sees its own Stop flag, so a tool with steps (diffusion) ends at its next step.
 The events a remote call reports (diffusion progress, endpoint requests) stream back as they happen (a streaming
-Serve request) and reach the turn as if the tool ran here.
+Serve request) and reach the turn as if the tool ran here — except through a Ray client (ray://HOST:PORT), where
+Serve refuses streaming handles: there each call is one unary request and its events reach the turn when it ends.
 
 Ray is imported only here, and only when a runner or `start_deployments` first needs it.
 """
@@ -40,9 +41,14 @@ RAY = "ray"
 LOOPBACK = "127.0.0.1"
 #: Ray's own single-machine switch (its default on macOS and Windows): with it a Ray started here advertises and
 #: binds 127.0.0.1 instead of the machine's routable address. Read when `ray` is first imported, and inherited by
-#: the processes Ray starts. (Serve's per-replica inter-deployment gRPC port still binds every interface: Ray Serve
-#: hard-codes "[::]:0" for it.)
+#: the processes Ray starts. (Serve's per-replica inter-deployment gRPC port, which Ray Serve hard-codes to "[::]:0",
+#: is bound to the node's address by `costa.models.replica.bind_grpc_to_node_address`.)
 SINGLE_MACHINE_ENV = ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+#: Ray 2.60's token authentication: a cluster started by `ray start` requires the token (~/.ray/auth_token, or
+#: RAY_AUTH_TOKEN), but a Ray client (ray://) sends it only when RAY_AUTH_MODE=token is set: without it, the client
+#: waits 30 s and fails with "ray client connection timeout". `connect` sets it for a ray:// address when a token is
+#: there and RAY_AUTH_MODE is not set (RAY_AUTH_MODE=disabled keeps it off).
+AUTH_MODE_ENV = "RAY_AUTH_MODE"
 #: How often a waiting call looks at the turn's Stop flag and its deadline, in seconds.
 POLL_SECONDS = 0.05
 #: Longest wait for a replica's readiness answer (`missing`), in seconds: doctor and graph building must not hang.
@@ -76,6 +82,8 @@ def connect(address: str | None, start: bool = False, num_cpus: int | None = Non
 
     if address is None and "ray" not in sys.modules:
         os.environ.setdefault(*SINGLE_MACHINE_ENV)  # before the first import of ray (see SINGLE_MACHINE_ENV)
+    if address is not None and AUTH_MODE_ENV not in os.environ and has_token():
+        os.environ[AUTH_MODE_ENV] = "token"  # see AUTH_MODE_ENV
     import ray
 
     if ray.is_initialized():
@@ -101,6 +109,18 @@ def connect(address: str | None, start: bool = False, num_cpus: int | None = Non
         where = address or "this machine"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ToolError(f"cannot reach Ray on {where} ({first}); `python -m costa serve` starts one") from e
+
+
+def has_token() -> bool:
+    """Whether a Ray authentication token is there for a client to send (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or
+    ~/.ray/auth_token)."""
+    import os
+    from pathlib import Path
+
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return True
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token"
+    return Path(path).is_file()
 
 
 # -------------------------------------------------------------------------------------------------------- runner
@@ -200,8 +220,24 @@ class RayRunner:
         spec = tool.spec
         if not is_served(spec, self.rows):
             return tool(state, subtask, params)
+        if self.address is not None:  # a Ray client: Serve has no streaming handles there, the events come at the end
+            items = self._wait(self._handle(spec.family).call.remote(spec, state, subtask, dict(params)), spec,
+                               self.timeout_seconds)  # fmt: skip
+            return self._replay(items, spec)
         handle = self._handle(spec.family).options(stream=True)
         return self._drain(handle.stream.remote(spec, state, subtask, dict(params)), spec, self.timeout_seconds)
+
+    def _replay(self, items: list[Streamed], spec: ToolSpec) -> ToolOutput:
+        """The output of a unary call's items, reporting their events to the turn first."""
+        from costa.models.control import report
+
+        for item in items:
+            if item.event is not None:
+                report(item.event)
+        output = next((item.output for item in items if item.output is not None), None)
+        if output is None:
+            raise ToolError(f"{spec.id}: its {app_name(spec.family)} replica returned no output")
+        return output
 
     def _drain(self, stream: Any, spec: ToolSpec, timeout: float) -> ToolOutput:
         """The streamed call's output, reporting its events to the turn as they arrive; Stop, the deadline and every

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ class ToolReplica:
     def __init__(self, family: str) -> None:
         from costa.services import Services
 
+        bind_grpc_to_node_address()
         self.family = family
         #: This machine's settings (COSTA_MODELS_DIR, COSTA_DEVICE) and model cache; its runner is never used here.
         self.services = Services()
@@ -91,10 +93,60 @@ class ToolReplica:
         self.counts["finished"] += 1
         yield Streamed(output=output)
 
+    async def call(
+        self, spec: ToolSpec, state: EditState, subtask: Subtask, params: Mapping[str, Any]
+    ) -> list[Streamed]:
+        """`stream`'s items in one answer, for callers that cannot take a streaming request (a Ray client, ray://:
+        Serve refuses streaming handles there); a cancelled request sets the call's Stop flag as `stream` does."""
+        return [item async for item in self.stream(spec, state, subtask, params)]
+
+    async def worker(self) -> dict[str, Any]:
+        """This replica's worker process id and the address its inter-deployment gRPC port binds (for a probe that
+        kills the worker, and for the check that nothing listens beyond the node's address)."""
+        return {"pid": os.getpid(), "grpc_host": GRPC_HOST.get("host")}
+
     async def stats(self) -> dict[str, int]:
         """Calls this replica started, finished, failed and had cancelled, and how many still run in its threads
         (a cancelled call's thread runs on until its tool's next step, or its end)."""
         return dict(self.counts)
+
+
+#: The address `bind_grpc_to_node_address` made this process's replica gRPC server bind (empty until it ran).
+GRPC_HOST: dict[str, str] = {}
+
+
+def bind_grpc_to_node_address() -> str | None:
+    """Make this replica's inter-deployment gRPC server bind the address its Ray node advertises (127.0.0.1 on a Ray
+    costa starts) instead of every interface; returns that address, or None when Serve's code is not as expected.
+
+    Ray Serve 2.60 hard-codes "[::]:0" for that server (ray/serve/_private/replica.py, `_on_initialized`), with no
+    setting or environment variable for it; it starts after the user class is built, so wrapping the module's
+    `add_port_to_grpc_server` here, in `ToolReplica.__init__`, reaches it. Handles call replicas through Ray actor
+    calls unless RAY_SERVE_USE_GRPC_BY_DEFAULT=1; with it, the callers on other nodes reach this port at the node's
+    address, which is still bound. Nothing changes outside a Serve replica's process.
+    """
+    try:
+        import ray
+        from ray.serve._private import replica as serve_replica
+    except ImportError:
+        return None
+    original = getattr(serve_replica, "add_port_to_grpc_server", None)
+    if original is None:
+        return None
+    if getattr(original, "costa_bound", False):
+        return GRPC_HOST.get("host")
+    node = ray.util.get_node_ip_address()
+    host = f"[{node}]" if ":" in node else node
+
+    def bound(server: Any, address: str) -> Any:
+        if address.startswith("[::]:"):
+            address = f"{host}:{address.removeprefix('[::]:')}"
+        return original(server, address)
+
+    bound.costa_bound = True  # type: ignore[attr-defined]
+    serve_replica.add_port_to_grpc_server = bound
+    GRPC_HOST["host"] = node
+    return node
 
 
 @dataclass(frozen=True)

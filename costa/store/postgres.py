@@ -325,13 +325,20 @@ class PostgresDatabase:
     @contextmanager
     def turn_lock(self, session_id: str) -> Iterator[bool]:
         """Hold session `session_id`'s turn lock for the block (yields True), or yield False when another process
-        holds it. The lock lives on a connection of its own, closed at the end (a killed holder's lock goes with
-        its connection)."""
+        holds it (see `named_lock`)."""
+        with self.named_lock(f"turn:{session_id}") as got:
+            yield got
+
+    @contextmanager
+    def named_lock(self, name: str) -> Iterator[bool]:
+        """Hold the advisory lock `name` for the block (yields True), or yield False when another process — on any
+        machine using this database — holds it. The lock lives on a connection of its own, closed at the end (a
+        killed holder's lock goes with its connection)."""
         import psycopg
 
         db = self._open()
         try:
-            key = lock_key(f"turn:{session_id}")
+            key = lock_key(name)
             try:
                 got = bool(PostgresConnection(db).one("SELECT pg_try_advisory_lock(?) AS got", (key,))["got"])
             except psycopg.Error as e:
@@ -345,7 +352,7 @@ class PostgresDatabase:
                 try:
                     db.execute("SELECT pg_advisory_unlock(%s)", (key,))
                 except psycopg.Error as e:  # the connection is gone: so is the lock
-                    log.warning("could not release a turn lock (the connection went away: released with it): %s", e)
+                    log.warning("could not release lock %s (the connection went away: released with it): %s", name, e)
         finally:
             db.close()
 

@@ -22,6 +22,13 @@ once for real and its measured seconds are charged to every later turn that runs
 identical measurements rather than on the noise of a loaded machine (`replay_executor`); checks read through one OCR
 memo. Tool-seconds are the sum of those measured seconds over every run a mode paid for, retries and failed
 subroutines included.
+
+Measured on the loaded 2-core CPU (2026-12-03), fast–slow vs lazy A* tool-seconds at α = 0 / 1 / 2: the full run
+before the α = 0 tie-break and the retire guard (`costa.subroutines.rules`, `mining`) 125.26 / 123.50 / 125.67 vs
+125.66 / 219.53 / 225.76 (0.3 / 43.7 / 44.3 % cheaper, 83 % fast: the one text_replacement rule had been retired);
+after, `--small` twice: 33.31 / 33.47 / 33.47 vs 50.91 / 85.81 / 89.53 (34.6 / 61.0 / 62.6 %, 88 % fast; that run
+had the tie-break only) and 22.55 / 22.55 / 23.44 vs 34.50 / 31.86 / 31.88 (34.6 / 29.2 / 26.5 %, 92 % fast); quality
+and success above lazy's in every run. The full run after the change is still to be made.
 """
 
 from __future__ import annotations

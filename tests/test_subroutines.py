@@ -99,6 +99,15 @@ def test_choice_minimises_the_search_score_not_the_inverted_one() -> None:
     # α=1: 1·1.5 = 1.5 vs 2·1 = 2 → a; α=2 cost only → a.
     assert table.choose(feats(), 1.0).id == "a"
     assert table.choose(feats(), 2.0).id == "a"
+    # Equal scores at the ends of α: at α=0 two rules of quality 1.0 tie, and the cheaper one runs even when the dearer
+    # is more specific (it used to win the tie); at α=2 two of 1 s tie, and the better one runs.
+    general = Rule("cheap", "object_removal", ("x",), seconds=1.1, quality=1.0, version=2)
+    specific = Rule("dear", "object_removal", ("y",), (Condition("region_fraction", ">", 0.01),), 2.2, 1.0, version=1)
+    assert RuleTable((specific, general)).choose(feats(region_fraction=0.2), 0.0).id == "cheap"
+    assert RuleTable((specific, general)).choose(feats(region_fraction=0.2), 1.0).id == "cheap"
+    poor = Rule("poor", "object_removal", ("x",), (Condition("region_fraction", ">", 0.01),), 1.0, 0.85)
+    good = Rule("good", "object_removal", ("y",), seconds=1.0, quality=0.95, version=3)
+    assert RuleTable((poor, good)).choose(feats(region_fraction=0.2), 2.0).id == "good"
     gated = RuleTable((Rule("c", "object_removal", ("x",), (Condition("region_fraction", ">", 0.1),)),))
     assert gated.choose(feats(region_fraction=0.05), 1.0) is None
     assert gated.choose(feats(region_fraction=0.2), 1.0).id == "c"
@@ -168,6 +177,18 @@ def test_statistical_inducer_finds_the_separating_condition() -> None:
     (cond,) = cands[telea].rule.conditions
     assert (cond.feature, cond.op, cond.value) == ("region_fraction", "<=", 0.13)  # midpoint of 0.08 and 0.18
     assert cands[telea].rule.support == 5 and cands[telea].rule.seconds == pytest.approx(0.1)
+
+
+def test_a_failing_rule_is_retired_only_when_its_kind_keeps_another_rule() -> None:
+    path = ("box_mask", "remove_telea")
+    only = Rule("only", "object_removal", path)
+    fast = lambda ok: replace(_trace(ok, path, 0.1), mode="fast", rule_id="only")  # noqa: E731
+    traces = [fast(False) for _ in range(4)] + [fast(True) for _ in range(2)]
+    retire = lambda table: [c.rule.id for c in induce_statistical(traces, table) if c.action == "retire"]  # noqa: E731
+    # Its fast runs failed 4/6, but it is the kind's one rule: retiring it would leave the kind no fast path.
+    assert retire(RuleTable((only,))) == []
+    other = Rule("other", "object_removal", ("u2net_box", "remove_telea"))
+    assert retire(RuleTable((only, other))) == ["only"]
 
 
 def test_best_condition_needs_support() -> None:

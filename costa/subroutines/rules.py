@@ -141,9 +141,14 @@ class RuleTable:
         return tuple(r for r in self.rules if r.applies(features))
 
     def choose(self, features: ContextFeatures, alpha: float, exclude: Iterable[str] = ()) -> Rule | None:
-        """The applicable rule with the lowest C^α·(2 − Q)^(2 − α); ties go to the more specific, then older one.
+        """The applicable rule with the lowest C^α·(2 − Q)^(2 − α); ties go to the lower C·(2 − Q), then the more
+        specific, then older one.
 
-        A rule whose path an applicable contrastive rule `replaces` is left out: the traces say it fails here.
+        The second key matters at the ends of α: at α = 0 the score is quality alone and learned rules often share a
+        quality of 1.0 (every check passed), so without it the tie went to the more specific rule whatever it cost
+        (a 2.2-s chain beside a 1.1-s one of the same quality); at α = 2 it is cost alone and the tie goes to the
+        better quality. A rule whose path an applicable contrastive rule `replaces` is left out: the traces say it
+        fails here.
         """
         skip = set(exclude)
         found = [r for r in self.applicable(features) if r.id not in skip]
@@ -151,7 +156,7 @@ class RuleTable:
         found = [r for r in found if (r.kind, r.tools) not in failing] or found  # (two that replace each other)
         if not found:
             return None
-        return min(found, key=lambda r: (r.score(alpha), -len(r.conditions), r.version, r.id))
+        return min(found, key=lambda r: (r.score(alpha), r.score(1.0), -len(r.conditions), r.version, r.id))
 
     def fingerprint(self) -> str:
         """Identity of the rules in force (ids and what they do), for caching results under this table."""

@@ -169,4 +169,7 @@ def test_a_target_names_a_region_or_a_thing() -> None:
     from costa.turn.graphs import names_a_region
 
     assert all(names_a_region(t) for t in ("area", "selected region", "top-left corner", "this part", "box"))
-    assert not any(names_a_region(t) for t in ("flag", "blue cup", "red car", "sky", "bottle cap"))
+    assert not any(
+        names_a_region(t) for t in ("flag", "blue cup", "red car", "sky", "top hat", "left eye", "side table")
+    )
+    assert not names_a_region("")

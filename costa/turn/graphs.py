@@ -108,9 +108,10 @@ REGION_WORDS = frozenset(
 
 
 def names_a_region(target: str) -> bool:
-    """Whether `target` names the pointed region itself rather than an object in it: "area", "the selected region",
-    "top left corner" do; "flag", "blue cup" do not."""
-    return any(word in REGION_WORDS for word in target.lower().replace("-", " ").split())
+    """Whether `target` names the pointed region itself rather than an object in it, by its head (last) word: "area",
+    "the selected region", "top left corner" do; "flag", "blue cup", "top hat", "left eye" do not."""
+    words = target.lower().replace("-", " ").split()
+    return bool(words) and words[-1] in REGION_WORDS
 
 
 def subtask_graph(

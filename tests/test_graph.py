@@ -161,6 +161,7 @@ def test_region_refusal_serves_a_target_once_and_the_whole_image_without_a_groun
     assert region_refusal(named, grounded, box) is None
     area = Subtask(id="s1", kind="global_adjustment", target="top left corner", result="darker")
     assert region_refusal(area, direct, box) is None
+    assert region_refusal(named, direct, box, segmentable=False) is None  # no editor fed masks: the box it is
     assert region_refusal(named, direct, mask) is None
     assert "given already" in (region_refusal(named, grounded, mask) or "")
 

@@ -40,11 +40,13 @@ def serving_rule(services: Any, pointed: Callable[[Subtask], frozenset[str]]) ->
     editor a target limits where `region_refusal` says no, are left out (`pointed`: the artifact types the user
     gave for a subtask)."""
     tools = services.tables.tools
+    # kinds an editor fed a grounder's masks serves: only there can a box around a named thing be segmented first
+    segmentable = frozenset(k for t in tools.values() if t.in_region and "masks" in t.inputs for k in t.subtasks)
 
     def can_serve(subtask: Subtask, tool_id: str) -> str | None:
         spec = tools[tool_id]
         if spec.in_region:
-            return region_refusal(subtask, spec, pointed(subtask))
+            return region_refusal(subtask, spec, pointed(subtask), subtask.kind in segmentable)
         if not subtask.target or findable_by(spec.family, subtask.target):
             return None
         return f"{tool_id} cannot find {subtask.target!r} ({spec.family} grounding);"
@@ -52,7 +54,7 @@ def serving_rule(services: Any, pointed: Callable[[Subtask], frozenset[str]]) ->
     return can_serve
 
 
-def region_refusal(subtask: Subtask, spec: ToolSpec, pointed: frozenset[str]) -> str | None:
+def region_refusal(subtask: Subtask, spec: ToolSpec, pointed: frozenset[str], segmentable: bool = True) -> str | None:
     """Why an image-wide editor that a target limits (`ToolSpec.in_region`) cannot serve `subtask`, or None.
 
     With a target it acts inside the target's region: one that reads the region from the state only (no `masks`
@@ -61,8 +63,9 @@ def region_refusal(subtask: Subtask, spec: ToolSpec, pointed: frozenset[str]) ->
     no region was given (with a region given, the first serves it directly: the same edit twice is not a fallback).
     A box alone does not give the region of a named thing ("make the flag darker" with a box around the flag): the
     first would change the whole rectangle, so a segmenter fed the box finds the flag and the second acts inside it;
-    a target that names the region itself ("this area", `names_a_region`) is the box. Without a target the edit is
-    the whole image, which needs no grounder.
+    a target that names the region itself ("this area", `names_a_region`) is the box, and so is any box where no
+    editor fed masks serves the kind (`segmentable` False: "sharpen the red car" with a box sharpens the box). Without
+    a target the edit is the whole image, which needs no grounder.
     """
     grounded = "masks" in spec.inputs
     if not subtask.target:
@@ -72,7 +75,7 @@ def region_refusal(subtask: Subtask, spec: ToolSpec, pointed: frozenset[str]) ->
         return f"{spec.id}: the region of {subtask.target!r} is given already;"
     if not grounded and not located:
         return f"{spec.id} cannot find {subtask.target!r} by itself (it needs its region);"
-    if not grounded and "masks" not in pointed and not names_a_region(subtask.target):
+    if not grounded and segmentable and "masks" not in pointed and not names_a_region(subtask.target):
         # a box only bounds "the flag": acting on the whole rectangle changes the wall behind it too
         return f"{spec.id} would change the whole box around {subtask.target!r}, not only it;"
     return None

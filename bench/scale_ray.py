@@ -65,15 +65,9 @@ def ray_missing() -> str | None:
 
 def write_table(dest: Path) -> Path:
     """A copy of tool_tables/deployments.csv serving `SERVED` (one CPU replica each, no GPU), the rest in process."""
-    from costa.tables import TABLES_DIR
+    from costa.models.deployments import cpu_layout, load_deployments
 
-    rows = (TABLES_DIR / "deployments.csv").read_text(encoding="utf-8").splitlines()
-    out = [rows[0]]
-    for row in rows[1:]:
-        family = row.split(",", 1)[0]
-        placement = f"serve,1,0,{REPLICA_CPUS}" if family in SERVED else "in_process,,,"
-        out.append(f"{family},{placement},bench scale layout")
-    dest.write_text("\n".join(out) + "\n", encoding="utf-8")
+    dest.write_text(cpu_layout(load_deployments(), SERVED, REPLICA_CPUS, "bench scale layout"), encoding="utf-8")
     return dest
 
 

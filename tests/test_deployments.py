@@ -14,6 +14,7 @@ from costa.errors import InputError, TableError
 from costa.models.deployments import (
     DEPLOYMENTS_COLUMNS,
     check_families,
+    cpu_layout,
     is_served,
     load_deployments,
     parse_deployments,
@@ -50,6 +51,19 @@ def test_the_4_gpu_layout_agrees_with_tools_yaml_and_fits_four_gpus() -> None:
     ready = {t.family for t in tables.tools.values() if t.status == "ready" and is_served(t, rows)}
     assert round(sum(rows[f].gpus for f in ready), 6) == 3.85
     assert (rows["stable_diffusion"].replicas, rows["stable_diffusion"].gpu_fraction) == (4, 0.5)
+
+
+def test_the_cpu_layout_serves_what_it_names_and_keeps_every_family() -> None:
+    """The benchmarks' and tests' GPU-less layout: the named families served with one replica of the given CPUs,
+    the rest in process, still one row per family of tools.yaml; a misspelt family is refused by name."""
+    tables, rows = load_tables(), load_deployments()
+    layout = parse_deployments(cpu_layout(rows, ("adjust", "text_edit"), 0.25, "bench"))
+    check_families(layout, tables.tools)
+    assert {f for f, r in layout.items() if r.served} == {"adjust", "text_edit"}
+    assert (layout["adjust"].replicas, layout["adjust"].cpus, layout["adjust"].gpus) == (1, 0.25, 0.0)
+    assert layout["sam"].placement == "in_process" and layout["sam"].note == "bench"
+    with pytest.raises(TableError, match="adjst"):
+        cpu_layout(rows, ("adjst",), 0.25, "bench")
 
 
 def test_a_family_missing_or_unknown_is_named() -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -143,3 +143,23 @@ def is_served(spec: ToolSpec, rows: Mapping[str, Deployment]) -> bool:
     """Whether the Ray runner sends `spec`'s calls to its family's deployment (api tools never: no model here)."""
     row = rows.get(spec.family)
     return row is not None and row.served and spec.backend != "api"
+
+
+def cpu_layout(rows: Mapping[str, Deployment], served: Collection[str], cpus: float, note: str) -> str:
+    """A deployments table (CSV text) that serves the families in `served` with one CPU-only replica of `cpus` CPUs
+    each and runs every other family of `rows` in process: the layout of the benchmarks and tests that run Ray on this
+    GPU-less machine. Rows keep `rows`' order, so the result still agrees with tools.yaml (`check_families`).
+
+    Raises:
+        TableError: when `served` names a family `rows` does not have (a misspelt layout would serve nothing).
+    """
+    unknown = sorted(set(served) - set(rows))
+    if unknown:
+        raise TableError(
+            f"{DEPLOYMENTS_FILE}: cannot serve unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}"
+        )
+    out = [",".join(DEPLOYMENTS_COLUMNS)]
+    for family in rows:
+        placement = f"serve,1,0,{cpus:g}" if family in served else "in_process,,,"
+        out.append(f"{family},{placement},{note}")
+    return "\n".join(out) + "\n"

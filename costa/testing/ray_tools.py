@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from costa.models.deployments import DEPLOYMENTS_FILE, cpu_layout, load_deployments
 from costa.tools.deblur import UnsharpDeblurrer, WienerDeblurrer
 from costa.types import EditState, Subtask, ToolOutput
 
@@ -46,14 +47,9 @@ def broken_tables(dest: Path, served: tuple[str, ...]) -> Path:
     indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
     lines[at] = f'{indent}class: "{BROKEN_CLASS}"\n'
     tools.write_text("".join(lines), encoding="utf-8")
-    table = dest / "deployments.csv"
-    rows = table.read_text(encoding="utf-8").splitlines()
-    out = [rows[0]]
-    for row in rows[1:]:
-        family = row.split(",", 1)[0]
-        placement = f"serve,1,0,{TEST_REPLICA_CPUS}" if family in served else "in_process,,,"
-        out.append(f"{family},{placement},FAKE test layout")
-    table.write_text("\n".join(out) + "\n", encoding="utf-8")
+    table = dest / DEPLOYMENTS_FILE
+    layout = cpu_layout(load_deployments(table), served, TEST_REPLICA_CPUS, "FAKE test layout")
+    table.write_text(layout, encoding="utf-8")
     return dest
 
 

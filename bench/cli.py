@@ -39,6 +39,7 @@ RUNNERS: tuple[str, ...] = (
     "requests",
     "campaign",
     "masks",
+    "memo",
 )
 
 #: The shared benchmark data beside the repository (<workspace>/shared/benchmarks); optional.

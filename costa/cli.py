@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from costa.errors import CostaError, InputError
 from costa.session.printing import describe_llm_call, print_llm_costs, print_plan
+from costa.turn.records import MODES
 
 EXIT_OK, EXIT_ERROR, EXIT_PARTIAL, EXIT_UNVERIFIED = 0, 2, 3, 4
 
@@ -51,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     e.add_argument(
         "--mode",
-        choices=("lazy", "eager", "fast-slow"),
+        choices=tuple(MODES),
         default=None,
         help="search mode: lazy A* (default), eager A* (published), fast-slow (FaSTA*: learned subroutines first)",
     )

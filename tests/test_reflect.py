@@ -420,3 +420,19 @@ def test_cli_writes_reflection_events_and_can_switch_them_off(tmp_path: Path) ->
     assert main([*args, "--no-reflect"], io.StringIO()) == 0
     events = [json.loads(line) for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
     assert not [e for e in events if e["kind"].startswith("reflection")]
+
+
+def test_an_offline_expert_the_code_does_not_know_fails_as_a_table_error_naming_it() -> None:
+    """It raised a bare KeyError, outside the one error hierarchy (the README's recipe for adding an expert)."""
+    import dataclasses
+
+    from costa.errors import TableError
+    from costa.reflect.experts import offline_experts
+
+    protocol = load_protocol()
+    unknown = dataclasses.replace(protocol.offline[0], name="aesthete")
+    with pytest.raises(TableError, match="unknown offline expert 'aesthete'"):
+        offline_experts(dataclasses.replace(protocol, offline=(*protocol.offline, unknown)))
+    assert [type(e).__name__ for e in offline_experts(protocol)] == [
+        "InstructionExpert", "PreservationExpert", "PerceptionExpert"
+    ]  # fmt: skip

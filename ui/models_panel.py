@@ -7,7 +7,6 @@ bar; otherwise the tab shows the exact command to run. Everything comes from `co
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,10 +24,6 @@ class ModelsTab:
     choice: gr.Dropdown
     pull: gr.Button
     log: gr.Markdown
-
-
-def downloads_allowed() -> bool:
-    return os.environ.get("COSTA_ALLOW_DOWNLOADS", "") == "1"
 
 
 def _size(mb: float) -> str:
@@ -65,7 +60,7 @@ def models_markdown(rows: Sequence[ModelRow], allowed: bool, models_dir: str | N
 def build_models(services: Services) -> ModelsTab:
     settings = services.settings
     rows = list_models(services.tables, settings)
-    allowed = downloads_allowed()
+    allowed = settings.allow_downloads  # the one reading of COSTA_ALLOW_DOWNLOADS (Settings)
     with gr.Tab("Models", elem_id="models-tab"):
         table = gr.Markdown(
             models_markdown(rows, allowed, str(settings.models_dir) if settings.models_dir else None),

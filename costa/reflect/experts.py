@@ -26,7 +26,7 @@ import numpy as np
 
 from costa.checks import CheckContext, check_step
 from costa.checks.fills import fill_cloned_share, surround_variation
-from costa.errors import ToolError
+from costa.errors import TableError, ToolError
 from costa.masks import dilate_mask, erode_mask
 from costa.reflect.protocol import ExpertJudgement, Feedback, Protocol
 from costa.types import EditState, Subtask, SubtaskSpec, ToolOutput
@@ -469,6 +469,6 @@ def offline_experts(protocol: Protocol) -> tuple[Any, ...]:
     out = []
     for spec in protocol.offline:
         if spec.name not in known:
-            raise KeyError(f"reflection.yaml names an unknown offline expert {spec.name!r}; known: {sorted(known)}")
+            raise TableError(f"reflection.yaml names an unknown offline expert {spec.name!r}; known: {sorted(known)}")
         out.append(known[spec.name](protocol))
     return tuple(out)

@@ -19,10 +19,13 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import secrets
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from costa.errors import InputError
 from costa.store import FILE_MODE, private_dir
 
 NONCE = 16
@@ -37,14 +40,36 @@ class Sealer:
 
     @classmethod
     def for_home(cls, home: Path) -> Sealer:
-        """The sealer whose key is kept in `<home>/browser_secret` (made 0600 on first use)."""
+        """The sealer whose key is kept in `<home>/browser_secret` (made 0600 on first use).
+
+        Replicas sharing one home often start together: the key is written whole to a file of its own and then
+        linked into place, which fails for all but the first, so every replica reads the one key that won (before,
+        a replica could read the file another had just created and not yet filled, and seal with an empty key,
+        whose tokens anyone can forge and the other replicas cannot open).
+
+        Raises:
+            InputError: the key file is empty or unreadable as text (a damaged home: refused, never an empty key).
+        """
         private_dir(Path(home))
         p = Path(home) / "browser_secret"
         if not p.exists():
-            p.touch(mode=FILE_MODE)
-            p.write_text(secrets.token_urlsafe(32), encoding="utf-8")
+            fd, tmp = tempfile.mkstemp(prefix=".browser_secret-", dir=home)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    os.fchmod(f.fileno(), FILE_MODE)
+                    f.write(secrets.token_urlsafe(32).encode())
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.link(tmp, p)  # atomic; FileExistsError when another replica's key won
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
         p.chmod(FILE_MODE)
-        return cls(p.read_text(encoding="utf-8").strip().encode())
+        key = p.read_text(encoding="utf-8").strip().encode()
+        if not key:
+            raise InputError(f"{p} is empty: delete it to make a new key (browsers then start new sessions)")
+        return cls(key)
 
     def _stream(self, nonce: bytes, n: int) -> bytes:
         out = b""

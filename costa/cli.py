@@ -217,10 +217,10 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     ]
     if uncovered:
         print(f"subtasks with no ready tool: {', '.join(uncovered)}", file=out)
-    from costa.models.serving import database_line, runner_line
+    from costa.models.serving import runner_line, store_line
 
     print(runner_line(services), file=out)
-    print(f"store: {database_line(services.settings.database_url)} (COSTA_DATABASE_URL)", file=out)
+    print(store_line(services.settings), file=out)
     print("weights shipped inside registry packages (requirements-nodeps.txt, installed with --no-deps):", file=out)
     for w in shipped:
         print(f"  {w.line()}", file=out)

@@ -4,16 +4,20 @@ is a throwaway one (bench/pg_server.py); the `postgresql` tests skip when its bi
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from bench.pg_server import free_port
 from costa.config import Settings
 from costa.errors import InputError, StorageError
 from costa.store import MIGRATIONS, Store, load_memory, save_memory
@@ -388,3 +392,36 @@ def test_a_turn_a_killed_replica_left_running_is_interrupted_by_the_next_turn_of
         with replica_turn(two, SessionRuntime(), sid, "busy"):
             assert two.turn(sid, dead).status == "interrupted"
         assert two.turn(busy, live).status == "running"  # another session's turn, still running on replica one
+
+
+def _doctor_store_line(home: Path, url: str | None) -> str:
+    env = {**os.environ, "COSTA_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    env.pop("COSTA_DATABASE_URL", None)
+    if url is not None:
+        env["COSTA_DATABASE_URL"] = url
+    r = subprocess.run([sys.executable, "-m", "costa", "doctor"], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=120, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return next(line for line in r.stdout.splitlines() if line.startswith("store: "))
+
+
+@postgresql
+def test_doctor_says_whether_the_store_is_reachable_on_each_backend(tmp_path: Path, postgresql_url: str) -> None:
+    """`costa doctor` named the store but never tried it: an unreachable server read the same as a working one."""
+    line = _doctor_store_line(tmp_path / "fresh", None)
+    assert line.startswith("store: SQLite in COSTA_HOME") and line.endswith(
+        "reachable, empty (its tables are made at the first start)"
+    )
+    store = Store(tmp_path / "used")
+    store.create_session()
+    line = _doctor_store_line(tmp_path / "used", None)
+    assert re.search(r": reachable, schema version \d+, 1 session\(s\)$", line), line
+    pg = Store(tmp_path / "pg", database_for(replace(Settings(home=tmp_path / "pg"), database_url=postgresql_url)))
+    pg.create_session()
+    pg.create_session()
+    line = _doctor_store_line(tmp_path / "pg", postgresql_url)
+    assert re.search(r"^store: postgresql://costa:\*\*\*@127\.0\.0\.1:\d+/\w+ \(COSTA_DATABASE_URL\): reachable, "
+                     r"schema version \d+, 2 session\(s\)$", line), line  # fmt: skip
+    port = free_port()  # nothing listens there
+    line = _doctor_store_line(tmp_path / "pg", f"postgresql://costa:secret@127.0.0.1:{port}/costa")
+    assert ": NOT reachable: " in line and "cannot be reached" in line and "secret" not in line, line

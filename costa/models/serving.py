@@ -106,6 +106,32 @@ def database_line(url: str | None) -> str:
     return url
 
 
+def store_line(settings: Any) -> str:
+    """The store in use and whether it answers, in one line. Read-only: nothing is created, migrated or repaired
+    (an empty database is said to be empty; costa makes its tables when the app or a turn first opens it)."""
+    from costa.errors import CostaError
+    from costa.store.backends import database_for
+
+    head = f"store: {database_line(settings.database_url)} (COSTA_DATABASE_URL)"
+    try:
+        db = database_for(settings)
+        try:
+            if not db.exists():
+                return f"{head}: reachable, empty (its tables are made at the first start)"
+            problems = db.integrity(quick=True)
+            if problems:
+                return f"{head}: NOT usable: {problems[0][:300]}"
+            with db.connect() as c:
+                sessions = int(c.one("SELECT COUNT(*) AS n FROM sessions")["n"])
+            return f"{head}: reachable, schema version {db.schema_version()}, {sessions} session(s)"
+        finally:
+            close = getattr(db, "close", None)
+            if close is not None:
+                close()
+    except CostaError as e:
+        return f"{head}: NOT reachable: {e}"
+
+
 def runner_line(services: Any) -> str:
     """Which runner runs tool calls and whether it is reachable, in one line (Ray is contacted only when in use)."""
     setting = services.settings.runner

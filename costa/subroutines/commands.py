@@ -105,13 +105,18 @@ def cmd_rules(args: argparse.Namespace, out: TextIO) -> int:
 def print_estimates(out: TextIO) -> None:
     """The doctor's section: table estimates vs those learned from this machine kind's stored tool runs."""
     from costa.config import Settings
+    from costa.errors import StorageError
     from costa.services import Services
     from costa.store import Store
     from costa.subroutines.observations import machine_kind, stored_estimates
 
     services = Services(Settings.from_env())
-    est = stored_estimates(services, Store(services.settings.home))
-    rows = est.compare()
+    try:
+        est = stored_estimates(services, Store.from_settings(services.settings))  # the database replicas share
+        rows = est.compare()
+    except StorageError as e:  # said once on the store line above; the rest of the doctor's report stands
+        print(f"estimates on this {machine_kind()} machine: the learned ones cannot be read ({e})", file=out)
+        return
     print(
         f"estimates on this {machine_kind()} machine: table vs learned from {len(rows)} observed tool × subtask",
         file=out,

@@ -64,10 +64,11 @@ class FastSlowRuntime:
 
     @classmethod
     def from_services(cls, services: Any, store: Any = None, induce: bool = True) -> FastSlowRuntime:
-        """A runtime on `store` (default: the store under settings.home), with its own persisted estimates."""
+        """A runtime on `store` (default: the store the settings name: COSTA_HOME, COSTA_DATABASE_URL), with its own
+        persisted estimates."""
         from costa.store import Store
 
-        store = store or Store(services.settings.home)
+        store = store or Store.from_settings(services.settings)  # COSTA_DATABASE_URL when set, as every store
         log = ObservationLog(store, buffered=True)  # written once per turn
         estimates = StoredEstimates(services.tables, log=log, threshold=services.settings.threshold)
         runtime = cls(services, log, load_shipped_rules(services.tables), estimates=estimates)

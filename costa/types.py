@@ -181,6 +181,16 @@ class ToolOutput:
     notes: str = ""
 
 
+@dataclass(frozen=True, eq=False)
+class ToolCall:
+    """One call of a tool: the state it works on, its subtask and the attempt's parameters (a batch of calls is a
+    list of these, `costa.tools.base.Tool.call_batch`)."""
+
+    state: EditState
+    subtask: Subtask
+    params: Mapping[str, Any]
+
+
 @dataclass(frozen=True)
 class Verdict:
     """A check's judgement of one step: `quality` in [0, 1] and human-readable reasons."""

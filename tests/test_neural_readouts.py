@@ -259,3 +259,45 @@ def test_blip_captions_and_the_cli_records_events_and_ledger(models_dir: Path, t
     assert "answer not verified: only its form was checked" in proc.stdout  # a caption has no reference here
     ledger = proc.stdout.split("cost ledger:")[1]
     assert "blip_caption" in ledger and "pass" in ledger
+
+
+def _images(n: int) -> list[EditState]:
+    rng = np.random.default_rng(0)
+    return [EditState(rng.integers(0, 255, (96 + 16 * i, 128, 3), dtype=np.uint8)) for i in range(n)]
+
+
+def test_clip_answers_a_batch_as_it_answers_each_call_and_refuses_only_the_bad_call(services) -> None:
+    """One forward pass for the batch (the Ray runner's batching, `Tool.call_batch`); captions of other lengths are
+    padded with the attention mask, so each call's similarity is the one it gets alone."""
+    from costa.errors import ToolError
+    from costa.types import ToolCall
+
+    tool = services.tool("clip_consistency")
+    assert tool.batches
+    captions = ["a red dog", "a photo of a small grey house by the sea", "", "a cat"]
+    calls = [
+        ToolCall(state, Subtask(id=f"s{i}", kind="caption_consistency_check", target=c), {"min_similarity": 0.0})
+        for i, (state, c) in enumerate(zip(_images(4), captions, strict=True))
+    ]
+    together = tool.call_batch(calls)
+    assert isinstance(together[2], ToolError) and "needs the caption" in str(together[2])
+    for call, got in zip(calls, together, strict=True):
+        if call.subtask.target:
+            alone = tool(call.state, call.subtask, call.params)
+            sim = float(alone.notes.split("similarity ")[1].split()[0])
+            assert got.notes.split("similarity ")[1].split()[0] == f"{sim:.3f}", (got.notes, alone.notes)
+            assert got.artifacts == alone.artifacts
+    refused = tool.call_batch([ToolCall(_images(1)[0], calls[0].subtask, {"min_similarity": 7.0})])
+    assert "min_similarity" in str(refused[0])  # a parameter outside its declared range: that call's error
+
+
+def test_blip_captions_a_batch_as_each_image_alone(services) -> None:
+    from costa.types import ToolCall
+
+    tool = services.tool("blip_caption")
+    assert tool.batches
+    sub = Subtask(id="s", kind="image_captioning")
+    calls = [ToolCall(state, sub, {"max_tokens": 8, "beams": 1}) for state in _images(3)]
+    together = tool.call_batch(calls)
+    alone = [tool(c.state, c.subtask, c.params) for c in calls]
+    assert [o.artifacts["caption"] for o in together] == [o.artifacts["caption"] for o in alone]

@@ -5,13 +5,21 @@ replicas, each holding `gpu_fraction` of a GPU and `cpus` CPUs, each loading its
 embedded tools: they run in the calling process under any runner, and the resource columns stay empty). Tools whose
 backend is `api` (a request to an endpoint, no model here) run in process even in a served family.
 
+`max_batch` and `batch_wait_ms` (served rows; empty: 1 and 10): a replica gathers up to `max_batch` concurrent calls
+of one tool, waiting at most `batch_wait_ms` after the first, into one pass of the model — only for tools whose
+class batches (`costa.tools.base.Tool.batches`: CLIP's consistency check, BLIP's captions); the others' calls run
+one by one as they come. A batch holds GPU memory for all its calls: size it with the replica's GPU share.
+
 `parse_deployments` is pure (text in, rows out) and every problem raises `TableError` naming the file, the line and
 the value; `check_families` keeps the table and tools.yaml in agreement.
 
 Example:
-    >>> rows = parse_deployments("family,placement,replicas,gpu_fraction,cpus,note\\nsam,serve,2,0.25,1,masks\\n")
-    >>> rows["sam"].replicas, rows["sam"].gpu_fraction, rows["sam"].served
-    (2, 0.25, True)
+    >>> head = "family,placement,replicas,gpu_fraction,cpus,max_batch,batch_wait_ms,note\\n"
+    >>> rows = parse_deployments(head + "sam,serve,2,0.25,1,,,masks\\nclip,serve,1,0.1,1,8,20,clip\\n")
+    >>> rows["sam"].replicas, rows["sam"].gpu_fraction, rows["sam"].served, rows["sam"].max_batch
+    (2, 0.25, True, 1)
+    >>> rows["clip"].max_batch, rows["clip"].batch_wait_s
+    (8, 0.02)
 """
 
 from __future__ import annotations
@@ -28,13 +36,15 @@ from costa.errors import TableError
 from costa.types import ToolSpec
 
 DEPLOYMENTS_FILE = "deployments.csv"
-DEPLOYMENTS_COLUMNS = ("family", "placement", "replicas", "gpu_fraction", "cpus", "note")
+DEPLOYMENTS_COLUMNS = ("family", "placement", "replicas", "gpu_fraction", "cpus", "max_batch", "batch_wait_ms", "note")
 Placement = Literal["serve", "in_process"]
 PLACEMENTS: tuple[Placement, ...] = ("serve", "in_process")
 #: The runner name of calls made in the calling process (the `in_process` placement, under any runner).
 IN_PROCESS = "in_process"
 #: Most replicas one row may ask for (a typo such as 100 would queue replicas no cluster can place).
 MAX_REPLICAS = 64
+#: The largest batch and the longest wait for one a row may ask for, and the wait when `batch_wait_ms` is empty.
+MAX_BATCH, MAX_BATCH_WAIT_MS, BATCH_WAIT_MS = 256, 10_000, 10
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,8 @@ class Deployment:
     gpu_fraction: float = 0.0
     cpus: float = 0.0
     note: str = ""
+    max_batch: int = 1
+    batch_wait_s: float = BATCH_WAIT_MS / 1000
 
     @property
     def served(self) -> bool:
@@ -92,9 +104,10 @@ def parse_deployments(text: str, where: str = DEPLOYMENTS_FILE) -> Mapping[str, 
         if placement not in PLACEMENTS:
             raise TableError(f"{at} ({family!r}): placement must be serve or in_process, got {placement!r}")
         resources = {c: row[c].strip() for c in ("replicas", "gpu_fraction", "cpus")}
+        batching = {c: row[c].strip() for c in ("max_batch", "batch_wait_ms")}
         note = row["note"].strip()
         if placement == "in_process":
-            given = [f"{c}={v!r}" for c, v in resources.items() if v]
+            given = [f"{c}={v!r}" for c, v in (resources | batching).items() if v]
             if given:
                 raise TableError(f"{at} ({family!r}): an in_process row takes no resources, got {', '.join(given)}")
             out[family] = Deployment(family, "in_process", note=note)
@@ -102,10 +115,13 @@ def parse_deployments(text: str, where: str = DEPLOYMENTS_FILE) -> Mapping[str, 
         missing = [c for c, v in resources.items() if not v]
         if missing:
             raise TableError(f"{at} ({family!r}): a served row needs {', '.join(missing)}")
-        replicas = int(_number(resources["replicas"], f"{at} ({family!r})", "replicas", 1, MAX_REPLICAS, whole=True))
-        gpu = _number(resources["gpu_fraction"], f"{at} ({family!r})", "gpu_fraction", 0.0, 1.0)
-        cpus = _number(resources["cpus"], f"{at} ({family!r})", "cpus", 0.01, 256.0)
-        out[family] = Deployment(family, cast(Placement, placement), replicas, gpu, cpus, note)
+        named = f"{at} ({family!r})"
+        replicas = int(_number(resources["replicas"], named, "replicas", 1, MAX_REPLICAS, whole=True))
+        gpu = _number(resources["gpu_fraction"], named, "gpu_fraction", 0.0, 1.0)
+        cpus = _number(resources["cpus"], named, "cpus", 0.01, 256.0)
+        batch = int(_number(batching["max_batch"] or "1", named, "max_batch", 1, MAX_BATCH, whole=True))
+        wait = _number(batching["batch_wait_ms"] or str(BATCH_WAIT_MS), named, "batch_wait_ms", 0, MAX_BATCH_WAIT_MS)
+        out[family] = Deployment(family, cast(Placement, placement), replicas, gpu, cpus, note, batch, wait / 1000)
     return MappingProxyType(out)
 
 
@@ -147,8 +163,9 @@ def is_served(spec: ToolSpec, rows: Mapping[str, Deployment]) -> bool:
 
 def cpu_layout(rows: Mapping[str, Deployment], served: Collection[str], cpus: float, note: str) -> str:
     """A deployments table (CSV text) that serves the families in `served` with one CPU-only replica of `cpus` CPUs
-    each and runs every other family of `rows` in process: the layout of the benchmarks and tests that run Ray on this
-    GPU-less machine. Rows keep `rows`' order, so the result still agrees with tools.yaml (`check_families`).
+    each (batching as `rows` says) and runs every other family of `rows` in process: the layout of the benchmarks
+    and tests that run Ray on this GPU-less machine. Rows keep `rows`' order, so the result still agrees with
+    tools.yaml (`check_families`).
 
     Raises:
         TableError: when `served` names a family `rows` does not have (a misspelt layout would serve nothing).
@@ -160,6 +177,6 @@ def cpu_layout(rows: Mapping[str, Deployment], served: Collection[str], cpus: fl
         )
     out = [",".join(DEPLOYMENTS_COLUMNS)]
     for family in rows:
-        placement = f"serve,1,0,{cpus:g}" if family in served else "in_process,,,"
+        placement = f"serve,1,0,{cpus:g},{rows[family].max_batch}," if family in served else "in_process,,,,,"
         out.append(f"{family},{placement},{note}")
     return "\n".join(out) + "\n"

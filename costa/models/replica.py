@@ -5,30 +5,81 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from costa.errors import InputError, ToolError
+from costa.errors import CostaError, InputError, ToolError
 from costa.models.deployments import Deployment, is_served
 from costa.models.ray_runner import Streamed, app_name
 from costa.tools.base import Tool
-from costa.types import EditState, Subtask, ToolOutput, ToolSpec
+from costa.types import EditState, Subtask, ToolCall, ToolOutput, ToolSpec
+
+#: Requests one replica takes at once when its row batches little (Ray Serve's own default).
+DEFAULT_ONGOING = 5
 
 
 class ToolReplica:
     """One replica of a family's deployment: tools built from the callers' specs, each loaded once, run off the
     replica's event loop (so events stream back while they run, and a cancelled request can set the call's Stop
-    flag)."""
+    flag).
 
-    def __init__(self, family: str) -> None:
+    With `max_batch` > 1, the concurrent calls of a tool whose class batches (`Tool.batches`) are gathered by Ray
+    Serve's batch queue (`serve.batch`: up to `max_batch` calls, waiting at most `batch_wait_s` after the first) and
+    run as one `Tool.call_batch`, one pass of the model; each caller gets its own output or error. Such a call
+    streams no events (the batching tools have no steps).
+    """
+
+    def __init__(self, family: str, max_batch: int = 1, batch_wait_s: float = 0.0) -> None:
         from costa.services import Services
 
         bind_grpc_to_node_address()
         self.family = family
+        self.max_batch, self.batch_wait_s = max_batch, batch_wait_s
         #: This machine's settings (COSTA_MODELS_DIR, COSTA_DEVICE) and model cache; its runner is never used here.
         self.services = Services()
         self.counts = {"started": 0, "finished": 0, "failed": 0, "cancelled": 0, "running": 0}
+        #: Batches run and the calls in them, and the largest (what `stats` reports of batching).
+        self.counts |= {"batches": 0, "batched_calls": 0, "largest_batch": 0}
+        self._batchers: dict[str, Callable[[ToolCall], Awaitable[ToolOutput | CostaError]]] = {}
+
+    def _batcher(self, tool: Tool) -> Callable[[ToolCall], Awaitable[ToolOutput | CostaError]]:
+        """`tool`'s batch queue on this replica (made on its first call): a call in, its output or error out."""
+        found = self._batchers.get(tool.spec.id)
+        if found is not None:
+            return found
+        from ray import serve
+
+        async def run(calls: list[ToolCall]) -> list[ToolOutput | CostaError]:
+            self.counts["batches"] += 1
+            self.counts["batched_calls"] += len(calls)
+            self.counts["largest_batch"] = max(self.counts["largest_batch"], len(calls))
+            self.counts["running"] += len(calls)
+            try:
+                return await asyncio.to_thread(tool.call_batch, calls)
+            finally:
+                self.counts["running"] -= len(calls)
+
+        batched = serve.batch(max_batch_size=self.max_batch, batch_wait_timeout_s=self.batch_wait_s)(run)
+        self._batchers[tool.spec.id] = batched
+        return batched
+
+    async def _one_of_a_batch(self, tool: Tool, call: ToolCall) -> ToolOutput:
+        """`call` through `tool`'s batch queue; its own error raised as the tool's."""
+        self.counts["started"] += 1
+        try:
+            result = await self._batcher(tool)(call)
+        except asyncio.CancelledError:
+            self.counts["cancelled"] += 1
+            raise
+        except BaseException:
+            self.counts["failed"] += 1
+            raise
+        if isinstance(result, CostaError):
+            self.counts["failed"] += 1
+            raise result
+        self.counts["finished"] += 1
+        return result
 
     def _tool(self, spec: ToolSpec) -> Tool:
         if spec.family != self.family:
@@ -54,6 +105,9 @@ class ToolReplica:
         from costa.models.control import TurnControl, using_control
 
         tool = self._tool(spec)
+        if tool.batches and self.max_batch > 1:
+            yield Streamed(output=await self._one_of_a_batch(tool, ToolCall(state, subtask, params)))
+            return
         loop = asyncio.get_running_loop()
         events: asyncio.Queue[Any] = asyncio.Queue()
 
@@ -107,7 +161,8 @@ class ToolReplica:
 
     async def stats(self) -> dict[str, int]:
         """Calls this replica started, finished, failed and had cancelled, and how many still run in its threads
-        (a cancelled call's thread runs on until its tool's next step, or its end)."""
+        (a cancelled call's thread runs on until its tool's next step, or its end); batches run, the calls they
+        held and the largest."""
         return dict(self.counts)
 
 
@@ -211,7 +266,12 @@ def start_deployments(
     for row, ids in wanted.items():
         gpu = 0.0 if cpu_only else row.gpu_fraction
         options = {"num_cpus": row.cpus, "num_gpus": gpu}
-        deployment: Any = serve.deployment(name=row.family, num_replicas=row.replicas, ray_actor_options=options)
-        serve.run(deployment(ToolReplica).bind(row.family), name=app_name(row.family), route_prefix=None)
+        # a replica takes at least a full batch at once (Serve's default, 5, would cap a batch of 8 at 5)
+        ongoing = max(DEFAULT_ONGOING, 2 * row.max_batch)
+        deployment: Any = serve.deployment(
+            name=row.family, num_replicas=row.replicas, ray_actor_options=options, max_ongoing_requests=ongoing
+        )
+        app = deployment(ToolReplica).bind(row.family, row.max_batch, row.batch_wait_s)
+        serve.run(app, name=app_name(row.family), route_prefix=None)
         started.append(Started(row, gpu, ids))
     return started

@@ -6,15 +6,15 @@ special tokens dropped, first letter capitalised.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from costa.errors import ToolError
+from costa.errors import CostaError, ToolError
 from costa.models.device import Device
 from costa.tools.neural import NeuralTool, local_only, to_device
 from costa.tools.params import int_param
-from costa.types import EditState, Subtask, ToolOutput
+from costa.types import EditState, Subtask, ToolCall, ToolOutput
 
 
 def load_blip(path: Path, dev: Device, allow_downloads: bool = False) -> tuple[Any, Any]:
@@ -44,19 +44,39 @@ class BlipCaptioner(NeuralTool):
     def load(self) -> None:
         self.model()
 
+    batches = True
+
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        out = self.run_batch([ToolCall(state, subtask, params)])[0]
+        if isinstance(out, CostaError):
+            raise out
+        return out
+
+    def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput | CostaError]:
+        """Captions for every call: calls with the same `max_tokens` and `beams` share one `generate` pass."""
+        results: list[ToolOutput | CostaError | None] = [None] * len(calls)
+        groups: dict[tuple[int, int], list[int]] = {}
+        for i, call in enumerate(calls):
+            key = (int_param(call.params, "max_tokens"), int_param(call.params, "beams"))
+            groups.setdefault(key, []).append(i)
+        for (max_tokens, beams), members in groups.items():
+            texts = self.captions([calls[i].state for i in members], max_tokens, beams)
+            for i, text in zip(members, texts, strict=True):
+                if not text:
+                    results[i] = ToolError("BLIP generated no words for this image")
+                    continue
+                caption = text[0].upper() + text[1:]
+                results[i] = ToolOutput(artifacts={"caption": caption}, notes=f"caption: {caption}")
+        return [r for r in results if r is not None]
+
+    def captions(self, states: Sequence[EditState], max_tokens: int, beams: int) -> list[str]:
+        """One decoded sentence per image (special tokens dropped, spaces normalised), in one `generate` pass."""
         import torch
         from PIL import Image
 
-        max_tokens = int_param(params, "max_tokens")
-        beams = int_param(params, "beams")
         processor, model = self.model()
         dev = self.device()
-        inputs = processor(images=Image.fromarray(state.image), return_tensors="pt")
+        inputs = processor(images=[Image.fromarray(s.image) for s in states], return_tensors="pt")
         with torch.inference_mode():
             ids = model.generate(**to_device(inputs, dev), max_new_tokens=max_tokens, num_beams=beams)
-        text = " ".join(processor.decode(ids[0], skip_special_tokens=True).split())
-        if not text:
-            raise ToolError("BLIP generated no words for this image")
-        caption = text[0].upper() + text[1:]
-        return ToolOutput(artifacts={"caption": caption}, notes=f"caption: {caption}")
+        return [" ".join(processor.decode(row, skip_special_tokens=True).split()) for row in ids]

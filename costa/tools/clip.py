@@ -7,15 +7,15 @@ unrelated one 0.10–0.20; the similarity is reported with the verdict so a user
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from costa.errors import ToolError
+from costa.errors import CostaError, ToolError
 from costa.models.device import Device
 from costa.tools.neural import NeuralTool, local_only, to_device
 from costa.tools.params import float_param
-from costa.types import EditState, Subtask, ToolOutput
+from costa.types import EditState, Subtask, ToolCall, ToolOutput
 
 
 def load_clip(path: Path, dev: Device, allow_downloads: bool = False) -> tuple[Any, Any]:
@@ -44,30 +44,47 @@ class ClipCaptionChecker(NeuralTool):
     def load(self) -> None:
         self.model()
 
-    def similarity(self, state: EditState, caption: str) -> float:
-        """Cosine similarity of CLIP's image and text embeddings, in [-1, 1]."""
+    batches = True
+
+    def similarities(self, images: Sequence[EditState], captions: Sequence[str]) -> list[float]:
+        """Cosine similarity of CLIP's embeddings of each image and its caption, in [-1, 1], in one forward pass
+        (the captions padded to the longest; the attention mask keeps the padding out)."""
         import torch
         from PIL import Image
 
         processor, model = self.model()
         dev = self.device()
         inputs = processor(
-            images=Image.fromarray(state.image), text=[caption], return_tensors="pt", padding=True, truncation=True
-        )
+            images=[Image.fromarray(s.image) for s in images], text=list(captions), return_tensors="pt",
+            padding=True, truncation=True,
+        )  # fmt: skip
         with torch.inference_mode():
             out = model(**to_device(inputs, dev))
         img = torch.nn.functional.normalize(out.image_embeds.float(), dim=-1)
         txt = torch.nn.functional.normalize(out.text_embeds.float(), dim=-1)
-        return float((img * txt).sum())
+        return [float(v) for v in (img * txt).sum(dim=-1)]
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        least = float_param(params, "min_similarity")
-        caption = (subtask.target or subtask.result or "").strip()
-        if not caption:
-            raise ToolError("a caption consistency check needs the caption")
-        sim = self.similarity(state, caption)
-        answer = "consistent" if sim >= least else "inconsistent"
-        return ToolOutput(
-            artifacts={"label": answer},
-            notes=f"caption {answer}: CLIP similarity {sim:.3f} ({'≥' if sim >= least else '<'} {least:.2f})",
-        )
+        out = self.run_batch([ToolCall(state, subtask, params)])[0]
+        if isinstance(out, CostaError):
+            raise out
+        return out
+
+    def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput | CostaError]:
+        """Every call's verdict from one forward pass over all of them; a call without a caption gets its error."""
+        results: list[ToolOutput | CostaError] = []
+        todo: list[tuple[int, ToolCall, str]] = []
+        for call in calls:
+            caption = (call.subtask.target or call.subtask.result or "").strip()
+            if caption:
+                todo.append((len(results), call, caption))
+            results.append(ToolError("a caption consistency check needs the caption"))
+        sims = self.similarities([c.state for _, c, _ in todo], [t for _, _, t in todo]) if todo else []
+        for (i, call, _), sim in zip(todo, sims, strict=True):
+            least = float_param(call.params, "min_similarity")
+            answer = "consistent" if sim >= least else "inconsistent"
+            results[i] = ToolOutput(
+                artifacts={"label": answer},
+                notes=f"caption {answer}: CLIP similarity {sim:.3f} ({'≥' if sim >= least else '<'} {least:.2f})",
+            )
+        return results

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import platform
 import sys
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from costa.errors import ToolError
+from costa.errors import CostaError, ToolError
 from costa.models.cache import ModelCache
 from costa.models.device import Device, is_out_of_memory, probe_device
 from costa.models.weights import describe_missing, locate, resolve
 from costa.tools.base import Tool
-from costa.types import EditState, Subtask, ToolOutput
+from costa.types import EditState, Subtask, ToolCall, ToolOutput
 
 
 def gpu_visible() -> bool:
@@ -94,10 +94,23 @@ class NeuralTool(Tool):
         try:
             return super().__call__(state, subtask, params)
         except (RuntimeError, MemoryError) as e:
-            if not is_out_of_memory(e) and not isinstance(e, MemoryError):
-                raise
-            self.unload()
-            raise ToolError(f"{self.spec.id} ran out of {self.device().name} memory; its model was unloaded") from e
+            raise self._out_of_memory(e) from e
+
+    def call_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput | CostaError]:
+        """As `Tool.call_batch`; out of memory, every call of the batch gets the same `ToolError`."""
+        try:
+            return super().call_batch(calls)
+        except (RuntimeError, MemoryError) as e:
+            failed = self._out_of_memory(e)
+            return [failed for _ in calls]
+
+    def _out_of_memory(self, e: RuntimeError | MemoryError) -> ToolError:
+        """The recorded failure for a GPU or host out-of-memory error (the models are unloaded first); any other
+        error is ours and raises."""
+        if not is_out_of_memory(e) and not isinstance(e, MemoryError):
+            raise e
+        self.unload()
+        return ToolError(f"{self.spec.id} ran out of {self.device().name} memory; its model was unloaded")
 
 
 def local_only(settings_allow_downloads: bool) -> dict[str, Any]:

@@ -150,6 +150,25 @@ def test_a_follow_up_session_through_the_core(discs: tuple[SessionCore, str, np.
     assert np.array_equal(restored, blue)  # exactly as before the darkening: no drift
 
 
+def test_a_second_sessions_follow_ups_name_its_own_turns(
+    discs: tuple[SessionCore, str, np.ndarray], tmp_path: Path
+) -> None:
+    """Turn ids run across sessions: in a session opened after another's three turns, "now make it darker" was read
+    as "'it' = the blue disc (turn 3)" in its second turn (seen in the app: "(turn 3)" beside a ledger's "turn 2").
+    It names the session's own number now, and "change it back" still finds that turn by its id."""
+    ws, first, _ = discs
+    for text in ("make the red disc blue", "make the green disc yellow", "undo"):
+        finish(run(ws, first, None, text))
+    sid = new_session_with(ws, tmp_path / "discs.png")
+    assert finish(run(ws, sid, None, "make the red disc blue")).status == "done"
+    _, blue = ws.head(sid, None)
+    darker = finish(run(ws, sid, None, "now make it darker"))
+    assert darker.turn_number == 2 and any("'it' = the blue disc (turn 1)" in n for n in darker.notes), darker.notes
+    back = finish(run(ws, sid, None, "change it back"))
+    assert back.status == "done" and any("before turn 2" in n for n in back.notes), back.notes
+    assert np.array_equal(ws.head(sid, None)[1], blue)
+
+
 def test_words_as_undo_do_what_the_buttons_do(discs: tuple[SessionCore, str, np.ndarray]) -> None:
     ws, sid, original = discs
     finish(run(ws, sid, None, "make the red disc blue"))

@@ -10,7 +10,6 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,7 +26,7 @@ from costa.models.deployments import DEPLOYMENTS_FILE, cpu_layout, load_deployme
 from costa.models.ray_runner import RayRunner, app_name, connect  # noqa: E402
 from costa.models.replica import start_deployments  # noqa: E402
 from costa.services import Services  # noqa: E402
-from costa.tables import TABLES_DIR, load_tables  # noqa: E402
+from costa.tables import load_tables  # noqa: E402
 from costa.types import EditState, Subtask, ToolOutput  # noqa: E402
 
 pytestmark = [pytest.mark.extras, pytest.mark.neural]

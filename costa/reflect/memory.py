@@ -45,10 +45,20 @@ CHANGED_LEVEL = 12
 
 @dataclass
 class SessionMemory:
+    """The remembered turns, oldest first. Read for a session (`costa.session.conversation.path_memory`), each
+    record's `turn` is the number the session shows for it (its chat, ledger and history count 1, 2, 3… per
+    session) and `ids` maps those numbers back to the store's turn ids; built by hand, `turn` is whatever the caller
+    gave and `ids` is empty."""
+
     turns: list[TurnRecord] = field(default_factory=list)
+    ids: Mapping[int, int] = field(default_factory=dict)
 
     def add(self, record: TurnRecord) -> None:
         self.turns.append(record)
+
+    def turn_id(self, number: int) -> int:
+        """The store's id of the turn the session numbers `number` (the number itself when no ids are known)."""
+        return self.ids.get(number, number)
 
     def protected(self, shape: tuple[int, int]) -> tuple[ProtectedRegion, ...]:
         out = []

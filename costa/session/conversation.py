@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -123,12 +123,16 @@ def path_turn_ids(store: Store, session: Session) -> set[int]:
 
 
 def path_memory(store: Store, session: Session) -> SessionMemory:
-    """The session's memory of the turns on the current version's path (oldest first)."""
+    """The session's memory of the turns on the current version's path (oldest first), each numbered as the session
+    shows it (the store's turn ids run across sessions: "'it' = the image (turn 3)" was said in a session's second
+    turn); `SessionMemory.turn_id` gives the id back."""
     from costa.reflect.session import load_session_memory
 
     memory = load_session_memory(store, session.id)
     on_path = path_turn_ids(store, session)
-    return SessionMemory([t for t in memory.turns if t.turn in on_path])
+    numbers = {t.id: i for i, t in enumerate(store.turns(session.id), 1)}  # as the turn's own `number` counts
+    kept = [replace(t, turn=numbers.get(t.turn, t.turn)) for t in memory.turns if t.turn in on_path]
+    return SessionMemory(kept, {numbers[i]: i for i in on_path if i in numbers})
 
 
 # ------------------------------------------------------------------------------------------------------- turns
@@ -143,7 +147,12 @@ def conversation_turn(core: SessionCore, req: TurnRequest) -> Iterator[tuple[Tur
     if req.upload is not None:
         return None  # a new image: an edit of it
     session = core.store.session(req.session_id, req.owner)
-    resolution = path_memory(core.store, session).resolve(req.instruction)
+    memory = path_memory(core.store, session)
+    resolution = memory.resolve(req.instruction)
+    if resolution.restore is not None:  # the store's id of the turn to undo the change of (it is read by that id)
+        resolution = replace(
+            resolution, restore=replace(resolution.restore, turn=memory.turn_id(resolution.restore.turn))
+        )
     if req.region.artifacts():
         # The user pointed: an edit of what they pointed at — unless it is "put it back" on the very thing that was
         # changed (a box left in the field from the edit it undoes); a restore pointed elsewhere is an edit there.
@@ -300,7 +309,7 @@ def restored_image(store: Store, session_id: str, current: np.ndarray, restore: 
     """
     turn = store.turn(session_id, restore.turn)
     if turn.base_version is None or turn.result_version is None:
-        raise InputError(f"turn {restore.turn} made no version: there is nothing to change back")
+        raise InputError("the turn that changed it made no version: there is nothing to change back")
     before = store.load_image(store.version(session_id, turn.base_version))
     after = store.load_image(store.version(session_id, turn.result_version))
     if not (before.shape == after.shape == current.shape and restore.region.shape == current.shape[:2]):

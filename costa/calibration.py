@@ -47,7 +47,7 @@ MIN_PRECISION = 0.98
 
 Content = Literal["photo", "graphic"]
 RegionSize = Literal["none", "small", "medium", "large"]
-Pointing = Literal["none", "click", "box", "brush"]
+Pointing = Literal["none", "click", "box", "brush", "memory"]
 Source = Literal["bench", "person", "bench+person"]
 CONTENTS: tuple[str, ...] = get_args(Content)
 REGION_SIZES: tuple[str, ...] = get_args(RegionSize)
@@ -71,7 +71,8 @@ class StepContext:
     `content` "photo" or "graphic" (`content_class` of the image the step edited), `region` "none", "small",
     "medium" or "large" (`region_class` of the region the step consumed), `pointing` how the user pointed for this
     subtask: "none", "click", "box" or "brush" ("none" for a whole-image subtask such as a brightening or an
-    extension, even when the same turn's other subtask was pointed at).
+    extension, even when the same turn's other subtask was pointed at), or "memory" when no one pointed and the
+    region is what an earlier turn changed ("now make it darker" after the cup was recoloured).
     """
 
     kind: str
@@ -87,7 +88,8 @@ class StepContext:
             "photos" if self.content == "photo" else "flat graphics" if self.content == "graphic" else self.content
         )
         where = [] if self.region == "none" else [f"{self.region} region"]
-        where.append("no pointing" if self.pointing == "none" else self.pointing)
+        said = {"none": "no pointing", "memory": "the region an earlier turn changed"}
+        where.append(said.get(self.pointing, self.pointing))
         return f"{self.tool} for {self.kind} on {content} ({', '.join(where)})"
 
 

@@ -67,12 +67,24 @@ def test_the_committed_text_is_what_the_writer_writes() -> None:
 def test_classes_the_code_produces_are_the_classes_the_table_accepts() -> None:
     assert set(CONTENTS) == {"photo", "graphic"}
     assert set(REGION_SIZES) == {"none", "small", "medium", "large"}
-    assert set(POINTINGS) == {"none", "click", "box", "brush"}
+    assert set(POINTINGS) == {"none", "click", "box", "brush", "memory"}
     rng = np.random.default_rng(1)
     for shape in ((50, 60), (200, 100)):
         for share in (0.0, 0.005, 0.05, 0.5, 1.0):
             m = rng.random(shape) < share
             assert region_class(m, shape) in REGION_SIZES
+    from costa.turn.records import REMEMBERED_LABEL, UserRegion
+    from costa.types import Box, Mask
+
+    m = np.ones((4, 4), bool)
+    regions = (
+        UserRegion(),
+        UserRegion(boxes=(Box(0, 0, 2, 2, label="user clicks"),)),
+        UserRegion(boxes=(Box(0, 0, 2, 2),)),
+        UserRegion(masks=(Mask(m, label="user brush"),)),
+        UserRegion(masks=(Mask(m, label=REMEMBERED_LABEL),)),
+    )
+    assert [r.pointing() for r in regions] == list(POINTINGS)  # every class the turn produces, each one the table's
     for row in ("kind,tool,photo,none,none,1,1,1.0,bench", "kind,tool,graphic,large,brush,1,0,0.0,person"):
         parse_calibration(HEAD + row.replace("kind,tool", "object_removal,remove_telea") + "\n")
 

@@ -284,3 +284,28 @@ def test_an_accepted_proposal_is_remembered_for_follow_ups_and_a_discarded_one_i
     assert whole.status == "done" and not np.array_equal(core2.head(sid2, None)[1][-10:, -10:], card[-10:, -10:])
     core.close()
     core2.close()
+
+
+def test_a_follow_up_on_a_remembered_region_is_said_to_act_there_not_on_a_brush(tmp_path: Path) -> None:
+    """Seen in the app: after the coffee cup was recoloured and accepted, "now make it a bit darker" was proposed
+    with "no real-photo evidence for global_adjust … (large region, brush)": nobody brushed. The context is the region
+    an earlier turn changed (pointing "memory"), which the real-photo suite has no cases of, so it stays a proposal
+    and says why."""
+    from costa.turn.records import REMEMBERED_LABEL, UserRegion
+
+    core, sid = proposing_core(tmp_path)
+    assert propose(core, sid).status == "proposed"
+    core.proposals.accept(sid, None)
+    table = write_fake_calibration(tmp_path / "FAKE_no_memory.csv", leave_out=[("global_adjustment", "global_adjust")])
+    core2 = SessionCore(Services(Settings(home=tmp_path / "home", calibration_table=table)), core.store)
+    darker = edit(core2, sid, "now make it a bit darker")
+    assert darker.status == "proposed", (darker.status, darker.errors)
+    reason = darker.proposed["s1"].reason
+    assert "the region an earlier turn changed" in reason and "brush" not in reason, reason
+    m = np.zeros((4, 4), bool)
+    m[1, 1] = True
+    assert UserRegion(masks=(Mask(m, label=REMEMBERED_LABEL),)).pointing() == "memory"
+    assert UserRegion(masks=(Mask(m, label="user brush"),)).pointing() == "brush"
+    assert UserRegion(masks=(Mask(m, label=REMEMBERED_LABEL),), boxes=(Box(0, 0, 2, 2),)).pointing() == "box"
+    core2.close()
+    core.close()

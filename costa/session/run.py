@@ -40,7 +40,7 @@ from costa.session.verdicts import trace_task
 from costa.session.view import GraphLayout, TurnView
 from costa.store import Session, Version
 from costa.turn.graphs import build_graph
-from costa.turn.records import UserRegion
+from costa.turn.records import REMEMBERED_LABEL, UserRegion
 from costa.types import Mask, Plan
 
 if TYPE_CHECKING:
@@ -117,8 +117,8 @@ class TurnRun:
             self.params["reading"] = view.reading
         region = req.region
         if self.resolved.region is not None and self.resolved.region.any() and not region.artifacts():
-            parts = tuple((name, Mask(m, label="remembered region")) for name, m in self.resolved.parts if m.any())
-            mask = Mask(self.resolved.region, label="remembered region")
+            parts = tuple((name, Mask(m, label=REMEMBERED_LABEL)) for name, m in self.resolved.parts if m.any())
+            mask = Mask(self.resolved.region, label=REMEMBERED_LABEL)
             region = UserRegion(masks=(mask,), parts=parts)  # "make it darker"; "them": each thing its own part
         elif self.resolved.box is not None and not region.artifacts():
             region = UserRegion(boxes=(self.resolved.box,))  # "make it red" acts where the turn it refers to did

@@ -65,6 +65,8 @@ def _target_key(target: str) -> str:
 
 #: Labels `costa.pointing` gives the regions and boxes it makes from clicks (a brush's and a typed box's differ).
 CLICK_LABELS = ("user click", "user clicks")
+#: The label of a mask the session took from its memory (the pixels an earlier turn changed), not from pointing.
+REMEMBERED_LABEL = "remembered region"
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,11 @@ class UserRegion:
 
     def pointing(self) -> str:
         """How the user pointed, for the calibration's context: "brush", "box", "click" or "none" (the strongest
-        given: a brush says exactly where, a box bounds it, clicks only mark it)."""
-        if any(m.label not in CLICK_LABELS for m in self.masks):
+        given: a brush says exactly where, a box bounds it, clicks only mark it); "memory" when the region is only
+        what an earlier turn changed (a reference such as "make it darker", no pointing this turn)."""
+        if self.masks and all(m.label == REMEMBERED_LABEL for m in self.masks) and not (self.boxes or self.points):
+            return "memory"
+        if any(m.label not in (*CLICK_LABELS, REMEMBERED_LABEL) for m in self.masks):
             return "brush"
         if any(b.label not in (*CLICK_LABELS, "user brush") for b in self.boxes):
             return "box"

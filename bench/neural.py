@@ -10,6 +10,10 @@ tools on the CPU too, after one warm-up call). Diffusion tools run `--steps` den
 slow CPU) and report seconds per step; the 20-step figure is then overhead + 20 × per-step, labelled as
 extrapolated. `--device cuda` does the same on a GPU (fp16) in well under 5 minutes. `--write` records the rows in
 tool_tables/benchmark_devices.csv (seconds only; quality stays from the paper until runs are recorded).
+
+Tools whose class batches (`Tool.batches`: CLIP, BLIP) are also timed on `--batch` calls at once through
+`Tool.call_batch`, the one pass a Ray replica runs for concurrent calls; the table prints the seconds per call in the
+batch and the ratio to one call alone, in the same process.
 """
 
 from __future__ import annotations
@@ -54,8 +58,9 @@ def _inject(tool: Any, role: str, model: Any) -> None:
     assert tool.cache().loaded() == [(role, str(path), dev.name, dev.dtype)]
 
 
-def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
-    """Build, warm up and time one tool in this process; returns seconds, per-step seconds, peak MB."""
+def _one(tool_id: str, device: str, steps: int, batch: int = 8) -> dict[str, Any]:
+    """Build, warm up and time one tool in this process; returns seconds, per-step seconds, peak MB, and for a tool
+    that batches the seconds per call of `batch` calls in one `call_batch`."""
     import resource
 
     import numpy as np
@@ -138,6 +143,15 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
         timed()  # warm-up (kernels, cuDNN autotuning, allocator); on the CPU only the readouts' calls are cheap enough
     seconds, step_times = timed()
     per_step = float(np.median(step_times[1:])) if len(step_times) > 1 else (step_times[0] if step_times else 0.0)
+    batch_per_call = None
+    if tool.batches and batch > 1:
+        from costa.types import ToolCall
+
+        sync = torch.cuda.synchronize if dev.name.startswith("cuda") else (lambda: None)
+        t0 = time.perf_counter()
+        tool.call_batch([ToolCall(state, sub, params)] * batch)
+        sync()
+        batch_per_call = (time.perf_counter() - t0) / batch
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if dev.name.startswith("cuda"):
         peak_mb = torch.cuda.max_memory_allocated() / 2**20
@@ -150,6 +164,8 @@ def _one(tool_id: str, device: str, steps: int) -> dict[str, Any]:
         "steps": len(step_times),
         "build_s": build_s,
         "peak_mb": peak_mb,
+        "batch": batch,
+        "batch_per_call": batch_per_call,
     }
 
 
@@ -177,11 +193,14 @@ def _readout(tool: Any, tool_id: str, image: Any) -> tuple[Any, Any, dict[str, A
     return EditState(image), Subtask(id="s", kind=kind), {}
 
 
-def run_neural_bench(device: str = "cpu", steps: int = 2, write: bool = False, tools: tuple[str, ...] = TOOLS) -> str:
+def run_neural_bench(
+    device: str = "cpu", steps: int = 2, write: bool = False, tools: tuple[str, ...] = TOOLS, batch: int = 8
+) -> str:
     """Time each tool in a subprocess and format the table; `write` records the rows for this machine kind."""
     results: list[dict[str, Any]] = []
     for tid in tools:
-        cmd = [sys.executable, "-m", "bench.neural", "--one", tid, "--device", device, "--steps", str(steps)]
+        cmd = [sys.executable, "-m", "bench.neural", "--one", tid, "--device", device, "--steps", str(steps),
+               "--batch", str(batch)]  # fmt: skip
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
         line = next((x for x in reversed(proc.stdout.splitlines()) if x.startswith("{")), None)
         if proc.returncode != 0 or line is None:
@@ -203,6 +222,11 @@ def run_neural_bench(device: str = "cpu", steps: int = 2, write: bool = False, t
         lines.append(
             f"  {r['tool']:18} {r['seconds']:9.2f} {ps:>8} {call20:10.1f} {r['peak_mb']:8.0f}  {r['build_s']:.0f}{ex}"
         )
+        if r.get("batch_per_call") is not None:
+            lines.append(
+                f"  {'':18} batched ×{r['batch']}: {r['batch_per_call']:.2f} s/call, "
+                f"{r['batch_per_call'] / r['seconds']:.2f}× one call alone"
+            )
         rows.append(
             {
                 "machine": "gpu" if device.startswith("cuda") else "cpu",
@@ -242,13 +266,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=int, default=2, help="diffusion steps timed (use 20 on a GPU)")
     p.add_argument("--write", action="store_true", help="record rows in tool_tables/benchmark_devices.csv")
     p.add_argument("--tools", help="comma-separated subset of " + ",".join(TOOLS))
+    p.add_argument("--batch", type=int, default=8, help="calls per batch for the tools that batch (1: no batch timing)")
 
 
 def run(args: argparse.Namespace) -> int:
     chosen = tuple(t.strip() for t in args.tools.split(",")) if args.tools else TOOLS
-    if set(chosen) - set(TOOLS) or args.steps < 1:
-        raise InputError(f"--tools must name some of {', '.join(TOOLS)} and --steps be >= 1")
-    print(run_neural_bench(args.device, args.steps, args.write, chosen))
+    if set(chosen) - set(TOOLS) or args.steps < 1 or args.batch < 1:
+        raise InputError(f"--tools must name some of {', '.join(TOOLS)}, and --steps and --batch be >= 1")
+    print(run_neural_bench(args.device, args.steps, args.write, chosen, args.batch))
     return 0
 
 
@@ -257,5 +282,6 @@ if __name__ == "__main__":
     p.add_argument("--one", required=True, choices=TOOLS)
     p.add_argument("--device", default="cpu")
     p.add_argument("--steps", type=int, default=2)
+    p.add_argument("--batch", type=int, default=8)
     a = p.parse_args()
-    print(json.dumps(_one(a.one, a.device, a.steps)))
+    print(json.dumps(_one(a.one, a.device, a.steps, a.batch)))

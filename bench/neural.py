@@ -11,9 +11,10 @@ slow CPU) and report seconds per step; the 20-step figure is then overhead + 20 
 extrapolated. `--device cuda` does the same on a GPU (fp16) in well under 5 minutes. `--write` records the rows in
 tool_tables/benchmark_devices.csv (seconds only; quality stays from the paper until runs are recorded).
 
-Tools whose class batches (`Tool.batches`: CLIP, BLIP) are also timed on `--batch` calls at once through
-`Tool.call_batch`, the one pass a Ray replica runs for concurrent calls; the table prints the seconds per call in the
-batch and the ratio to one call alone, in the same process.
+Tools whose class batches (`Tool.batches`: CLIP, BLIP, Grounding DINO, SAM, RT-DETR, depth) are also timed on
+`--batch` calls at once through `Tool.call_batch`, the one pass a Ray replica runs for concurrent calls (warmed at
+the batch's shapes first); the table prints the seconds per call in the batch and the ratio to one call alone, in the
+same process.
 """
 
 from __future__ import annotations
@@ -139,8 +140,10 @@ def _one(tool_id: str, device: str, steps: int, batch: int = 8) -> dict[str, Any
         sync()
         return time.perf_counter() - t0, [b - a for a, b in zip([t0, *marks], marks, strict=False)]
 
-    if dev.is_gpu or tool_id in READOUTS:
-        timed()  # warm-up (kernels, cuDNN autotuning, allocator); on the CPU only the readouts' calls are cheap enough
+    if dev.is_gpu or tool_id in READOUTS or tool.batches:
+        # warm-up (kernels, cuDNN autotuning, allocator); on the CPU only the readouts' calls are cheap enough, and a
+        # tool that batches is warmed so that its lone call and its batch are timed alike
+        timed()
     seconds, step_times = timed()
     per_step = float(np.median(step_times[1:])) if len(step_times) > 1 else (step_times[0] if step_times else 0.0)
     batch_per_call = None
@@ -148,8 +151,11 @@ def _one(tool_id: str, device: str, steps: int, batch: int = 8) -> dict[str, Any
         from costa.types import ToolCall
 
         sync = torch.cuda.synchronize if dev.name.startswith("cuda") else (lambda: None)
+        calls = [ToolCall(state, sub, params)] * batch
+        tool.call_batch(calls)  # warm-up at the batch's shapes, as the lone call was warmed at its own
+        sync()
         t0 = time.perf_counter()
-        tool.call_batch([ToolCall(state, sub, params)] * batch)
+        tool.call_batch(calls)
         sync()
         batch_per_call = (time.perf_counter() - t0) / batch
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -329,3 +329,44 @@ def test_segment_anything_runs_with_a_vit_b_checkpoint(tmp_path: Path, monkeypat
         EditState(_scene(), {"boxes": (Box(100, 80, 100, 80, "dog"),)}), Subtask(id="s", kind="object_segmentation"), {}
     )
     assert out.artifacts["masks"][0].data.shape == (240, 320)
+
+
+@pytest.mark.parametrize("tool_id", ["sam", "sam_points"])
+def test_sam_encodes_a_batch_of_images_in_one_pass_and_answers_each_call_as_alone(shared_services, tool_id) -> None:
+    """The Ray runner's batching (`Tool.call_batch`): the processor brings every image to 1024×1024, so the image
+    encoder (nearly all of SAM's cost) runs once for the batch; each call's own prompts then give the masks it gets
+    alone. A call with nothing to segment from is refused alone."""
+    from costa.errors import ToolError
+    from costa.types import ToolCall
+
+    tool = shared_services.tool(tool_id)
+    assert tool.batches
+    pointing = (
+        [{"points": (Point(150, 120),)}, {"points": (Point(60, 50), Point(5, 5, positive=False))}, {}]
+        if tool_id == "sam_points"
+        else [
+            {"boxes": (Box(100, 80, 100, 80, "dog"),)},
+            {"boxes": (Box(10, 10, 50, 40, "a"), Box(70, 60, 40, 40, "b"))},
+            {},
+        ]
+    )
+    calls = [
+        ToolCall(EditState(_scene(*hw), art), Subtask(id=f"s{i}", kind="object_segmentation", target="dog"), {})
+        for i, (hw, art) in enumerate(zip([(240, 320), (160, 200), (240, 320)], pointing, strict=True))
+    ]
+    alone = [tool(c.state, c.subtask, c.params) for c in calls[:2]]
+    _, model = tool.model()
+    encoded: list[int] = []
+    hook = model.vision_encoder.register_forward_hook(lambda m, args, out: encoded.append(int(args[0].shape[0])))
+    try:
+        together = tool.call_batch(calls)
+    finally:
+        hook.remove()
+    assert encoded == [2]  # one pass over the two images with something to segment from
+    assert isinstance(together[2], ToolError) and "no " in str(together[2])
+    for got, lone in zip(together[:2], alone, strict=True):
+        assert not isinstance(got, Exception), got
+        a, b = lone.artifacts["masks"], got.artifacts["masks"]
+        assert [m.label for m in a] == [m.label for m in b]
+        for x, y in zip(a, b, strict=True):
+            assert (x.data != y.data).mean() < 1e-3 and abs(x.score - y.score) < 1e-4

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -301,3 +302,92 @@ def test_blip_captions_a_batch_as_each_image_alone(services) -> None:
     together = tool.call_batch(calls)
     alone = [tool(c.state, c.subtask, c.params) for c in calls]
     assert [o.artifacts["caption"] for o in together] == [o.artifacts["caption"] for o in alone]
+
+
+def _count_passes(model: Any) -> tuple[list[int], Any]:
+    """(a list that grows by the batch size of each forward pass of `model`, the hook's handle to remove)."""
+    sizes: list[int] = []
+
+    def hook(module: Any, args: Any, kwargs: Any) -> None:
+        first = kwargs.get("pixel_values", args[0] if args else None)
+        sizes.append(int(first.shape[0]))
+
+    return sizes, model.register_forward_pre_hook(hook, with_kwargs=True)
+
+
+def _same_answer(got: Any, alone: Any) -> None:
+    """A batched call's result is the lone call's: the same error, or the same boxes (to a pixel and 1e-4 in score)
+    or depth map (to 1e-4); batched float arithmetic may differ in the last bits."""
+    if isinstance(alone, Exception):
+        assert type(got) is type(alone) and str(got) == str(alone)
+        return
+    assert not isinstance(got, Exception), got
+    if "boxes" in alone.artifacts:
+        a, b = alone.artifacts["boxes"], got.artifacts["boxes"]
+        assert [x.label for x in a] == [x.label for x in b]
+        for x, y in zip(a, b, strict=True):
+            assert max(abs(x.x - y.x), abs(x.y - y.y), abs(x.w - y.w), abs(x.h - y.h)) <= 1
+            assert abs(x.score - y.score) < 1e-4
+    else:
+        assert np.abs(alone.artifacts["depth"] - got.artifacts["depth"]).max() < 1e-4
+
+
+def _outcome(tool: Any, call: Any) -> Any:
+    try:
+        return tool(call.state, call.subtask, call.params)
+    except Exception as e:  # the lone call's refusal, compared with its place in the batch
+        return e
+
+
+@pytest.mark.parametrize(
+    ("tool_id", "kind", "targets", "passes"),
+    [
+        # RT-DETR's processor brings every image to 640×640: one pass; "unicorn" is refused before the model
+        ("rtdetr_detect", "object_detection", ["dog", "the dogs", "unicorn", "a dog"], [3]),
+        # Grounding DINO: one pass per (image size, prompt length); "" names nothing and is refused
+        ("grounding_dino", "object_detection", ["dog", "cat", "", "red car"], None),
+        ("midas", "depth_estimation", [None, None, None, None], None),
+        ("depth_anything", "depth_estimation", [None, None, None, None], None),
+    ],
+)
+def test_served_readouts_answer_a_batch_as_each_call_alone_in_fewer_passes(
+    services, tool_id: str, kind: str, targets: list[str | None], passes: list[int] | None
+) -> None:
+    """The Ray runner's batching (`Tool.call_batch`) for the detectors and depth: calls whose model inputs have one
+    shape share a forward pass, nothing is padded, and each call gets the answer (or the error) it gets alone."""
+    from PIL import Image
+
+    from costa.types import ToolCall
+
+    tool = services.tool(tool_id)
+    assert tool.batches
+    rng = np.random.default_rng(3)
+    sizes = [(96, 128), (96, 128), (128, 96), (96, 128)]  # two share a size; the third is turned
+    calls = [
+        ToolCall(
+            EditState(rng.integers(0, 255, (*hw, 3), dtype=np.uint8)),
+            Subtask(id=f"s{i}", kind=kind, target=t),
+            {"threshold": 0.0} if tool_id == "rtdetr_detect" else {},
+        )
+        for i, (hw, t) in enumerate(zip(sizes, targets, strict=True))
+    ]
+    alone = [_outcome(tool, c) for c in calls]
+    processor, model = tool.model()
+    counted, hook = _count_passes(model)
+    try:
+        together = tool.call_batch(calls)
+    finally:
+        hook.remove()
+    for got, lone in zip(together, alone, strict=True):
+        _same_answer(got, lone)
+    if passes is None:  # one pass per distinct processed shape among the calls the tool takes
+        shapes = []
+        for c in calls:
+            if tool_id == "grounding_dino" and not c.subtask.target:
+                continue
+            text = {"text": c.subtask.target + "."} if tool_id == "grounding_dino" else {}
+            done = processor(images=Image.fromarray(c.state.image), return_tensors="pt", **text)
+            shapes.append(tuple(tuple(v.shape) for v in done.values() if hasattr(v, "shape")))
+        passes = [shapes.count(s) for s in dict.fromkeys(shapes)]
+    assert counted == passes and len(counted) < sum(counted)  # fewer passes than calls through the model
+    assert sum(counted) == sum(1 for a in alone if not isinstance(a, Exception) or "found no" in str(a))

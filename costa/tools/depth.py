@@ -7,16 +7,17 @@ it: float32 (H, W), larger = farther, normalised to [0, 1] over the image (relat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from costa.errors import ToolError
+from costa.errors import CostaError, ToolError
 from costa.models.device import Device
-from costa.tools.neural import NeuralTool, local_only, to_device
-from costa.types import EditState, Subtask, ToolOutput
+from costa.tools.neural import NeuralTool, local_only, only, run_grouped, to_device
+from costa.types import EditState, Subtask, ToolCall, ToolOutput
 
 
 def load_depth(path: Path, dev: Device, allow_downloads: bool = False) -> tuple[Any, Any]:
@@ -57,23 +58,41 @@ class DepthEstimator(NeuralTool):
     def load(self) -> None:
         self.model()
 
+    batches = True
+
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        return only(self.run_batch([ToolCall(state, subtask, params)]))
+
+    def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput | CostaError]:
+        """Calls whose images the processor brings to the same size (DPT and Depth Anything keep the aspect ratio:
+        images of one size and shape) in one pass; the others in their own passes."""
         import torch
         from PIL import Image
 
         processor, model = self.model()
         dev = self.device()
-        inputs = processor(images=Image.fromarray(state.image), return_tensors="pt")
-        with torch.inference_mode():
-            outputs = model(**to_device(inputs, dev))
-        outputs.predicted_depth = outputs.predicted_depth.float()
-        pred = processor.post_process_depth_estimation(outputs, target_sizes=[(state.height, state.width)])[0]
-        depth = farther_is_larger(pred["predicted_depth"].cpu().numpy())
-        if depth.shape != (state.height, state.width):
-            raise ToolError(f"the depth map is {depth.shape}, not the image's {(state.height, state.width)}")
-        model_side = tuple(inputs["pixel_values"].shape[-2:])
-        return ToolOutput(
-            artifacts={"depth": depth},
-            notes=f"relative depth {state.width}×{state.height} (0 = nearest, 1 = farthest), predicted at "
-            f"{model_side[1]}×{model_side[0]}",
-        )
+
+        def prepare(call: ToolCall) -> Mapping[str, Any]:
+            return processor(images=Image.fromarray(call.state.image), return_tensors="pt")
+
+        def forward(inputs: dict[str, Any]) -> Any:
+            with torch.inference_mode():
+                return model(**to_device(inputs, dev))
+
+        def readout(call: ToolCall, inputs: Mapping[str, Any], outputs: Any) -> ToolOutput:
+            state = call.state
+            predicted = outputs.predicted_depth.float()
+            pred = processor.post_process_depth_estimation(
+                SimpleNamespace(predicted_depth=predicted), target_sizes=[(state.height, state.width)]
+            )[0]
+            depth = farther_is_larger(pred["predicted_depth"].cpu().numpy())
+            if depth.shape != (state.height, state.width):
+                raise ToolError(f"the depth map is {depth.shape}, not the image's {(state.height, state.width)}")
+            model_side = tuple(inputs["pixel_values"].shape[-2:])
+            return ToolOutput(
+                artifacts={"depth": depth},
+                notes=f"relative depth {state.width}×{state.height} (0 = nearest, 1 = farthest), predicted at "
+                f"{model_side[1]}×{model_side[0]}",
+            )
+
+        return run_grouped(calls, prepare, forward, readout)

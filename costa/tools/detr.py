@@ -16,7 +16,7 @@ in the requirements.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 import yaml
 
-from costa.errors import GroundingError, ToolError
+from costa.errors import CostaError, GroundingError, ToolError
 from costa.grounding import verified_boxes
 from costa.models.device import Device
 from costa.targets import PERSON_WORDS, parse_target, target_words
-from costa.tools.neural import NeuralTool, local_only, to_device
+from costa.tools.neural import NeuralTool, local_only, only, run_grouped, to_device
 from costa.tools.params import float_param
-from costa.types import Box, EditState, Subtask, ToolOutput
+from costa.types import Box, EditState, Subtask, ToolCall, ToolOutput
 
 SYNONYMS_TABLE = Path(__file__).resolve().parents[2] / "tool_tables" / "detector_labels.yaml"
 MAX_BOXES = 10
@@ -122,26 +122,46 @@ class ClosedSetDetector(NeuralTool):
     def load(self) -> None:
         self.model()
 
+    batches = True
+
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        return only(self.run_batch([ToolCall(state, subtask, params)]))
+
+    def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput | CostaError]:
+        """Calls whose images the processor brings to one size (RT-DETR's fixed 640×640: all of them) in one pass;
+        a target outside the label set is refused before its image goes through the model."""
         import torch
         from PIL import Image
 
-        threshold = float_param(params, "threshold")
-        path = self.weights_path()
-        labels = checkpoint_labels(path)
-        label = match_label(subtask.target, labels)
-        if label is None:
-            noun = parse_target(subtask.target).noun or (subtask.target or "").strip()
-            raise GroundingError(
-                f"{self.spec.id} knows {len(labels)} classes (COCO) and {noun!r} is not one of them",
-                "Grounding DINO finds any noun; or click on it or draw a box",
-                deterministic=True,
-            )
+        labels = checkpoint_labels(self.weights_path())
         processor, model = self.model()
         dev = self.device()
-        inputs = processor(images=Image.fromarray(state.image), return_tensors="pt")
-        with torch.inference_mode():
-            outputs = model(**to_device(inputs, dev))
+
+        def prepare(call: ToolCall) -> Mapping[str, Any]:
+            if match_label(call.subtask.target, labels) is None:
+                noun = parse_target(call.subtask.target).noun or (call.subtask.target or "").strip()
+                raise GroundingError(
+                    f"{self.spec.id} knows {len(labels)} classes (COCO) and {noun!r} is not one of them",
+                    "Grounding DINO finds any noun; or click on it or draw a box",
+                    deterministic=True,
+                )
+            return processor(images=Image.fromarray(call.state.image), return_tensors="pt")
+
+        def forward(inputs: dict[str, Any]) -> Any:
+            with torch.inference_mode():
+                return model(**to_device(inputs, dev))
+
+        def readout(call: ToolCall, inputs: Mapping[str, Any], outputs: Any) -> ToolOutput:
+            return self._boxes(call, labels, processor, outputs)
+
+        return run_grouped(calls, prepare, forward, readout)
+
+    def _boxes(self, call: ToolCall, labels: Mapping[int, str], processor: Any, outputs: Any) -> ToolOutput:
+        """One call's verified boxes of its class from its item of the model's outputs."""
+        state, subtask = call.state, call.subtask
+        threshold = float_param(call.params, "threshold")
+        label = match_label(subtask.target, labels)
+        assert label is not None  # refused in `prepare` otherwise
         result = processor.post_process_object_detection(
             outputs, threshold=threshold, target_sizes=[(state.height, state.width)]
         )[0]

@@ -7,18 +7,18 @@ box it returns was matched to the subtask's noun by the detector's text branch: 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from costa.errors import GroundingError
+from costa.errors import CostaError, GroundingError
 from costa.models.device import Device
 from costa.targets import target_words
-from costa.tools.neural import NeuralTool, local_only, to_device
+from costa.tools.neural import NeuralTool, local_only, only, run_grouped, to_device
 from costa.tools.params import float_param
-from costa.types import Box, EditState, Subtask, ToolOutput
+from costa.types import Box, EditState, Subtask, ToolCall, ToolOutput
 
 #: What a Grounding DINO box verified about its target (hook for the typed verification record on boxes/masks).
 VERIFIED_BY = "class"
@@ -60,36 +60,53 @@ class GroundingDinoDetector(NeuralTool):
     def load(self) -> None:
         self.model()
 
+    batches = True
+
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        return only(self.run_batch([ToolCall(state, subtask, params)]))
+
+    def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput | CostaError]:
+        """Calls whose processed image and prompt have the same shapes (one image size, prompts of as many tokens) in
+        one pass; nothing is padded, since padding an image would move its boxes."""
         import torch
         from PIL import Image
 
-        box_threshold = float_param(params, "box_threshold")
-        text_threshold = float_param(params, "text_threshold")
-        noun = noun_phrase(subtask.target)
-        if not noun:
-            raise GroundingError("the subtask names no object to find", "name the object, or click on it")
         processor, model = self.model()
         dev = self.device()
-        inputs = processor(images=Image.fromarray(state.image), text=noun + ".", return_tensors="pt")
-        with torch.inference_mode():
-            outputs = model(**to_device(inputs, dev))
-        result = processor.post_process_grounded_object_detection(
-            outputs,
-            inputs["input_ids"].to(dev.name),
-            threshold=box_threshold,
-            text_threshold=text_threshold,
-            target_sizes=[(state.height, state.width)],
-        )[0]
-        boxes = _to_boxes(result["boxes"].float().cpu().numpy(), result["scores"].float().cpu().numpy(), noun, state)
-        if not boxes:
-            raise GroundingError(
-                f"Grounding DINO found no {noun!r} above confidence {box_threshold:.2f}", "click on it or draw a box"
+
+        def prepare(call: ToolCall) -> Mapping[str, Any]:
+            noun = noun_phrase(call.subtask.target)
+            if not noun:
+                raise GroundingError("the subtask names no object to find", "name the object, or click on it")
+            return processor(images=Image.fromarray(call.state.image), text=noun + ".", return_tensors="pt")
+
+        def forward(inputs: dict[str, Any]) -> Any:
+            with torch.inference_mode():
+                return model(**to_device(inputs, dev))
+
+        def readout(call: ToolCall, inputs: Mapping[str, Any], outputs: Any) -> ToolOutput:
+            state, noun = call.state, noun_phrase(call.subtask.target)
+            box_threshold = float_param(call.params, "box_threshold")
+            result = processor.post_process_grounded_object_detection(
+                outputs,
+                inputs["input_ids"].to(dev.name),
+                threshold=box_threshold,
+                text_threshold=float_param(call.params, "text_threshold"),
+                target_sizes=[(state.height, state.width)],
+            )[0]
+            scores = result["scores"].float().cpu().numpy()
+            boxes = _to_boxes(result["boxes"].float().cpu().numpy(), scores, noun, state)
+            if not boxes:
+                raise GroundingError(
+                    f"Grounding DINO found no {noun!r} above confidence {box_threshold:.2f}",
+                    "click on it or draw a box",
+                )
+            return ToolOutput(
+                artifacts={"boxes": boxes},
+                notes=f"{len(boxes)} {noun!r} box(es), best confidence {boxes[0].score:.2f} ({VERIFIED_BY} verified)",
             )
-        return ToolOutput(
-            artifacts={"boxes": boxes},
-            notes=f"{len(boxes)} {noun!r} box(es), best confidence {boxes[0].score:.2f} ({VERIFIED_BY} verified)",
-        )
+
+        return run_grouped(calls, prepare, forward, readout)
 
 
 def _to_boxes(xyxy: np.ndarray, scores: np.ndarray, noun: str, state: EditState) -> tuple[Box, ...]:

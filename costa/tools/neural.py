@@ -129,3 +129,95 @@ def to_device(batch: Mapping[str, Any], dev: Device) -> dict[str, Any]:
                 v = v.to(dtype)
         out[k] = v
     return out
+
+
+def only(results: Sequence[ToolOutput | CostaError]) -> ToolOutput:
+    """The one call's output of a batch of one, or its error raised (a batching tool's `run`)."""
+    (out,) = results
+    if isinstance(out, CostaError):
+        raise out
+    return out
+
+
+def shape_groups(inputs: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None) -> list[list[int]]:
+    """Indices of processor outputs whose tensors (those in `names`; None: all) have the same names and shapes, groups
+    in first-seen order.
+
+    Such inputs stack into one batch with nothing padded, so each call in it gets the answer it gets alone (a model
+    that pads images, such as Grounding DINO's, would otherwise change an answer with its neighbours).
+
+    >>> import numpy as np
+    >>> shape_groups([{"x": np.zeros((1, 3))}, {"x": np.zeros((1, 4))}, {"x": np.ones((1, 3))}])
+    [[0, 2], [1]]
+    """
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, batch in enumerate(inputs):
+        key = tuple(sorted((k, tuple(v.shape)) for k, v in _tensors(batch, names).items()))
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
+
+
+def stacked(inputs: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None) -> dict[str, Any]:
+    """Batches of one (a processor's tensors, batch dimension first; those in `names`, None: all) joined along that
+    dimension."""
+    import torch
+
+    return {k: torch.cat([batch[k] for batch in inputs]) for k in _tensors(inputs[0], names)}
+
+
+def _tensors(batch: Mapping[str, Any], names: Sequence[str] | None) -> dict[str, Any]:
+    """The tensors (anything with a shape) of a processor's output, those in `names` only unless it is None."""
+    return {k: v for k, v in batch.items() if hasattr(v, "shape") and (names is None or k in names)}
+
+
+class ItemOf:
+    """Item `index` of a model's batched outputs, as a batch of one: `ItemOf(out, 2).logits` is `out.logits[2:3]`.
+
+    What a processor's post-processing reads (`outputs.logits`, `outputs.pred_boxes`, `outputs.predicted_depth`) is
+    sliced when read, so one pass over a batch is read out call by call exactly as a lone call's outputs are.
+    """
+
+    def __init__(self, outputs: Any, index: int) -> None:
+        self._outputs, self._index = outputs, index
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = getattr(self._outputs, name)
+        return value[self._index : self._index + 1]
+
+
+def run_grouped(
+    calls: Sequence[ToolCall],
+    prepare: Callable[[ToolCall], Mapping[str, Any]],
+    forward: Callable[[dict[str, Any]], Any],
+    readout: Callable[[ToolCall, Mapping[str, Any], Any], ToolOutput],
+    batched: Sequence[str] | None = None,
+) -> list[ToolOutput | CostaError]:
+    """Several calls of a model through as few passes as `shape_groups` allows, each call's output or error in order.
+
+    `prepare` makes one call's model inputs (a processor's tensors, a batch of one) or refuses the call with a
+    `CostaError`; `forward` is one pass over stacked inputs; `readout` turns a call, its own inputs and its item of the
+    pass's outputs (`ItemOf`) into its output, or refuses it. `batched` names the inputs that go through `forward`
+    (None: all; SAM batches its images, and each call's prompts go to its own readout). A lone call takes the same
+    path as a batch of one, so batching changes no answer. Anything else raised is ours, or an out-of-memory for
+    `NeuralTool.call_batch`.
+    """
+    results: list[ToolOutput | CostaError | None] = [None] * len(calls)
+    ready: list[tuple[int, Mapping[str, Any]]] = []
+    for i, call in enumerate(calls):
+        try:
+            ready.append((i, prepare(call)))
+        except CostaError as e:
+            results[i] = e
+    for group in shape_groups([inputs for _, inputs in ready], batched):
+        members = [ready[g] for g in group]
+        outputs = forward(stacked([inputs for _, inputs in members], batched))
+        for j, (i, inputs) in enumerate(members):
+            try:
+                results[i] = readout(calls[i], inputs, ItemOf(outputs, j))
+            except CostaError as e:
+                results[i] = e
+    done = [r for r in results if r is not None]
+    assert len(done) == len(calls)  # every call got its output or its error above
+    return done

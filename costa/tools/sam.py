@@ -13,14 +13,15 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from costa.errors import ToolError
+from costa.errors import CostaError, ToolError
 from costa.models.device import Device
-from costa.tools.neural import NeuralTool, local_only, to_device
-from costa.types import Box, EditState, Mask, Point, Subtask, ToolOutput
+from costa.tools.neural import NeuralTool, local_only, only, run_grouped, to_device
+from costa.types import Box, EditState, Mask, Point, Subtask, ToolCall, ToolOutput
 
 
 def load_sam(path: Path, dev: Device, allow_downloads: bool = False) -> tuple[Any, Any]:
@@ -70,39 +71,67 @@ class SamSegmenter(NeuralTool):
     def load(self) -> None:
         self.model()
 
-    def _predict(self, state: EditState, **prompt: Any) -> tuple[np.ndarray, np.ndarray]:
-        """(masks (N, H, W) bool, predicted IoU (N,)) for the prompts, one mask per prompt."""
+    batches = True
+
+    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
+        return only(self.run_batch([ToolCall(state, subtask, params)]))
+
+    def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput | CostaError]:
+        """The image encoder (nearly all of SAM's cost) in one pass over the calls' images, which the processor
+        brings to one 1024×1024 input; then each call's prompts through the mask decoder on its own embedding."""
         import torch
         from PIL import Image
 
         processor, model = self.model()
         dev = self.device()
-        inputs = processor(images=Image.fromarray(state.image), return_tensors="pt", **prompt)
-        with torch.inference_mode():
-            outputs = model(**to_device(inputs, dev), multimask_output=False)
-        masks = processor.image_processor.post_process_masks(
-            outputs.pred_masks.float().cpu(), inputs["original_sizes"].cpu(), inputs["reshaped_input_sizes"].cpu()
-        )[0]
-        return masks[:, 0].numpy().astype(bool), outputs.iou_scores[0, :, 0].float().cpu().numpy()
+        by_points = "points" in self.spec.inputs
 
-    def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        if "points" in self.spec.inputs:
-            points: tuple[Point, ...] = state.artifacts.get("points", ())
-            if not points:
-                raise ToolError("no clicks to segment from")
-            masks, scores = self._predict(
-                state,
-                input_points=[[[[p.x, p.y] for p in points]]],
-                input_labels=[[[1 if p.positive else 0 for p in points]]],
+        def prepare(call: ToolCall) -> Mapping[str, Any]:
+            image = Image.fromarray(call.state.image)
+            if by_points:
+                points: tuple[Point, ...] = call.state.artifacts.get("points", ())
+                if not points:
+                    raise ToolError("no clicks to segment from")
+                return processor(
+                    images=image,
+                    input_points=[[[[p.x, p.y] for p in points]]],
+                    input_labels=[[[1 if p.positive else 0 for p in points]]],
+                    return_tensors="pt",
+                )
+            boxes: tuple[Box, ...] = call.state.artifacts.get("boxes", ())
+            if not boxes:
+                raise ToolError("no boxes to segment")
+            return processor(images=image, input_boxes=[[[b.x, b.y, b.x2, b.y2] for b in boxes]], return_tensors="pt")
+
+        def forward(inputs: dict[str, Any]) -> Any:
+            with torch.inference_mode():
+                return SimpleNamespace(image_embeddings=model.get_image_embeddings(**to_device(inputs, dev)))
+
+        def readout(call: ToolCall, inputs: Mapping[str, Any], encoded: Any) -> ToolOutput:
+            prompt = {k: v for k, v in inputs.items() if k.startswith("input_")}
+            with torch.inference_mode():
+                outputs = model(
+                    image_embeddings=encoded.image_embeddings, **to_device(prompt, dev), multimask_output=False
+                )
+            masks = (
+                processor.image_processor.post_process_masks(
+                    outputs.pred_masks.float().cpu(),
+                    inputs["original_sizes"].cpu(),
+                    inputs["reshaped_input_sizes"].cpu(),
+                )[0][:, 0]
+                .numpy()
+                .astype(bool)
             )
-            out = _masks_from(masks, scores, [subtask.target or "clicked object"])
-            return ToolOutput(artifacts={"masks": out}, notes=f"SAM mask from {len(points)} click(s)")
-        boxes: tuple[Box, ...] = state.artifacts.get("boxes", ())
-        if not boxes:
-            raise ToolError("no boxes to segment")
-        masks, scores = self._predict(state, input_boxes=[[[b.x, b.y, b.x2, b.y2] for b in boxes]])
-        out = _masks_from(_inside_boxes(masks, boxes), scores, [b.label for b in boxes])
-        return ToolOutput(artifacts={"masks": out}, notes=f"SAM masks for {len(out)} box(es)")
+            scores = outputs.iou_scores[0, :, 0].float().cpu().numpy()
+            if by_points:
+                points = call.state.artifacts["points"]
+                out = _masks_from(masks, scores, [call.subtask.target or "clicked object"])
+                return ToolOutput(artifacts={"masks": out}, notes=f"SAM mask from {len(points)} click(s)")
+            boxes = call.state.artifacts["boxes"]
+            out = _masks_from(_inside_boxes(masks, boxes), scores, [b.label for b in boxes])
+            return ToolOutput(artifacts={"masks": out}, notes=f"SAM masks for {len(out)} box(es)")
+
+        return run_grouped(calls, prepare, forward, readout, batched=("pixel_values",))
 
 
 _CHECKPOINT_MODEL = {"vit_b": "sam_vit_b", "vit_l": "sam_vit_l", "vit_h": "sam_vit_h"}

@@ -50,15 +50,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Services,
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the replica's worker inherits them from here
     rows = load_deployments()
-    assert (rows["clip"].max_batch, rows["clip"].batch_wait_s) == (8, 0.02)  # the shipped row
+    assert (rows["clip"].max_batch, rows["clip"].cpu_max_batch, rows["clip"].batch_wait_s) == (8, 8, 0.02)  # shipped
     table = tmp_path_factory.mktemp("tables") / DEPLOYMENTS_FILE
     layout = cpu_layout(rows, ("clip",), 0.1, "FAKE test layout")
-    table.write_text(layout.replace("clip,serve,1,0,0.1,8,,", f"clip,serve,1,0,0.1,8,{WAIT_MS},"), encoding="utf-8")
+    # no batching on GPUs, batches of 8 on CPUs: the replica batches only if `--cpu-only` picks the CPU size
+    table.write_text(layout.replace("clip,serve,1,0,0.1,8,8,,", f"clip,serve,1,0,0.1,1,8,{WAIT_MS},"), encoding="utf-8")
     served_rows = load_deployments(table)
-    assert (served_rows["clip"].max_batch, served_rows["clip"].batch_wait_s) == (8, WAIT_MS / 1000)
+    clip = served_rows["clip"]
+    assert (clip.max_batch, clip.cpu_max_batch, clip.batch_wait_s) == (1, 8, WAIT_MS / 1000)
     assert connect(None, start=True, num_cpus=1)
     try:
-        start_deployments(served_rows, load_tables().tools)
+        (started,) = start_deployments(served_rows, load_tables().tools, cpu_only=True)
+        assert started.batch == 8 and "no GPU and 0.1 CPU each, batches of up to 8;" in started.line()
         yield Services(Settings.from_env()), RayRunner(served_rows, timeout_seconds=120)
     finally:
         serve.shutdown()

@@ -7,19 +7,23 @@ backend is `api` (a request to an endpoint, no model here) run in process even i
 
 `max_batch` and `batch_wait_ms` (served rows; empty: 1 and 10): a replica gathers up to `max_batch` concurrent calls
 of one tool, waiting at most `batch_wait_ms` after the first, into one pass of the model — only for tools whose
-class batches (`costa.tools.base.Tool.batches`: CLIP's consistency check, BLIP's captions); the others' calls run
-one by one as they come. A batch holds GPU memory for all its calls: size it with the replica's GPU share.
+class batches (`costa.tools.base.Tool.batches`: CLIP, BLIP, Grounding DINO, RT-DETR, SAM's image encoder, depth);
+the others' calls (the diffusion pipelines, the original-code backends) run one by one as they come. A batch holds
+GPU memory for all its calls: size it with the replica's GPU share. `cpu_max_batch` (empty: 1, no batching) is the
+batch size when the replicas run on CPUs (`costa serve --cpu-only`): on CPU cores a large-input vision model is
+compute-bound at one image and a batch costs as much per call or more (README, "Batching"), so only the families
+whose batch was measured to pay there have one.
 
 `parse_deployments` is pure (text in, rows out) and every problem raises `TableError` naming the file, the line and
 the value; `check_families` keeps the table and tools.yaml in agreement.
 
 Example:
-    >>> head = "family,placement,replicas,gpu_fraction,cpus,max_batch,batch_wait_ms,note\\n"
-    >>> rows = parse_deployments(head + "sam,serve,2,0.25,1,,,masks\\nclip,serve,1,0.1,1,8,20,clip\\n")
-    >>> rows["sam"].replicas, rows["sam"].gpu_fraction, rows["sam"].served, rows["sam"].max_batch
+    >>> head = "family,placement,replicas,gpu_fraction,cpus,max_batch,cpu_max_batch,batch_wait_ms,note\\n"
+    >>> rows = parse_deployments(head + "sam,serve,2,0.25,1,4,,,masks\\nclip,serve,1,0.1,1,8,4,20,clip\\n")
+    >>> rows["sam"].replicas, rows["sam"].gpu_fraction, rows["sam"].served, rows["sam"].batch(cpu_only=True)
     (2, 0.25, True, 1)
-    >>> rows["clip"].max_batch, rows["clip"].batch_wait_s
-    (8, 0.02)
+    >>> rows["clip"].batch(cpu_only=False), rows["clip"].batch(cpu_only=True), rows["clip"].batch_wait_s
+    (8, 4, 0.02)
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from costa.errors import TableError
 from costa.types import ToolSpec
 
 DEPLOYMENTS_FILE = "deployments.csv"
-DEPLOYMENTS_COLUMNS = ("family", "placement", "replicas", "gpu_fraction", "cpus", "max_batch", "batch_wait_ms", "note")
+DEPLOYMENTS_COLUMNS = (
+    "family", "placement", "replicas", "gpu_fraction", "cpus", "max_batch", "cpu_max_batch", "batch_wait_ms", "note",
+)  # fmt: skip
 Placement = Literal["serve", "in_process"]
 PLACEMENTS: tuple[Placement, ...] = ("serve", "in_process")
 #: The runner name of calls made in the calling process (the `in_process` placement, under any runner).
@@ -59,6 +65,12 @@ class Deployment:
     note: str = ""
     max_batch: int = 1
     batch_wait_s: float = BATCH_WAIT_MS / 1000
+    cpu_max_batch: int = 1
+
+    def batch(self, cpu_only: bool) -> int:
+        """The most concurrent calls of one tool a replica runs in one pass: `max_batch` on GPUs, `cpu_max_batch`
+        when the replicas run on CPUs."""
+        return self.cpu_max_batch if cpu_only else self.max_batch
 
     @property
     def served(self) -> bool:
@@ -104,7 +116,7 @@ def parse_deployments(text: str, where: str = DEPLOYMENTS_FILE) -> Mapping[str, 
         if placement not in PLACEMENTS:
             raise TableError(f"{at} ({family!r}): placement must be serve or in_process, got {placement!r}")
         resources = {c: row[c].strip() for c in ("replicas", "gpu_fraction", "cpus")}
-        batching = {c: row[c].strip() for c in ("max_batch", "batch_wait_ms")}
+        batching = {c: row[c].strip() for c in ("max_batch", "cpu_max_batch", "batch_wait_ms")}
         note = row["note"].strip()
         if placement == "in_process":
             given = [f"{c}={v!r}" for c, v in (resources | batching).items() if v]
@@ -119,9 +131,13 @@ def parse_deployments(text: str, where: str = DEPLOYMENTS_FILE) -> Mapping[str, 
         replicas = int(_number(resources["replicas"], named, "replicas", 1, MAX_REPLICAS, whole=True))
         gpu = _number(resources["gpu_fraction"], named, "gpu_fraction", 0.0, 1.0)
         cpus = _number(resources["cpus"], named, "cpus", 0.01, 256.0)
-        batch = int(_number(batching["max_batch"] or "1", named, "max_batch", 1, MAX_BATCH, whole=True))
+        batch, cpu_batch = (
+            int(_number(batching[c] or "1", named, c, 1, MAX_BATCH, whole=True)) for c in ("max_batch", "cpu_max_batch")
+        )
         wait = _number(batching["batch_wait_ms"] or str(BATCH_WAIT_MS), named, "batch_wait_ms", 0, MAX_BATCH_WAIT_MS)
-        out[family] = Deployment(family, cast(Placement, placement), replicas, gpu, cpus, note, batch, wait / 1000)
+        out[family] = Deployment(
+            family, cast(Placement, placement), replicas, gpu, cpus, note, batch, wait / 1000, cpu_batch
+        )
     return MappingProxyType(out)
 
 
@@ -163,9 +179,9 @@ def is_served(spec: ToolSpec, rows: Mapping[str, Deployment]) -> bool:
 
 def cpu_layout(rows: Mapping[str, Deployment], served: Collection[str], cpus: float, note: str) -> str:
     """A deployments table (CSV text) that serves the families in `served` with one CPU-only replica of `cpus` CPUs
-    each (batching as `rows` says) and runs every other family of `rows` in process: the layout of the benchmarks
-    and tests that run Ray on this GPU-less machine. Rows keep `rows`' order, so the result still agrees with
-    tools.yaml (`check_families`).
+    each (batching as `rows` says for CPUs: `cpu_max_batch`) and runs every other family of `rows` in process: the
+    layout of the benchmarks and tests that run Ray on this GPU-less machine. Rows keep `rows`' order, so the result
+    still agrees with tools.yaml (`check_families`).
 
     Raises:
         TableError: when `served` names a family `rows` does not have (a misspelt layout would serve nothing).
@@ -177,6 +193,7 @@ def cpu_layout(rows: Mapping[str, Deployment], served: Collection[str], cpus: fl
         )
     out = [",".join(DEPLOYMENTS_COLUMNS)]
     for family in rows:
-        placement = f"serve,1,0,{cpus:g},{rows[family].max_batch}," if family in served else "in_process,,,,,"
+        cpu_batch = rows[family].cpu_max_batch
+        placement = f"serve,1,0,{cpus:g},{cpu_batch},{cpu_batch}," if family in served else "in_process,,,,,,"
         out.append(f"{family},{placement},{note}")
     return "\n".join(out) + "\n"

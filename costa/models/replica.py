@@ -211,12 +211,15 @@ class Started:
     row: Deployment
     gpu_fraction: float
     tools: tuple[str, ...]
+    #: The most concurrent calls of one tool run in one pass (the row's GPU or CPU batch size; 1: none).
+    batch: int = 1
 
     def line(self) -> str:
         gpu = f"{self.gpu_fraction:g} GPU" if self.gpu_fraction else "no GPU"
+        batching = f", batches of up to {self.batch}" if self.batch > 1 else ""
         return (
-            f"{app_name(self.row.family)}: {self.row.replicas} replica(s), {gpu} and {self.row.cpus:g} CPU each;"
-            f" serves {', '.join(self.tools)}"
+            f"{app_name(self.row.family)}: {self.row.replicas} replica(s), {gpu} and {self.row.cpus:g} CPU each"
+            f"{batching}; serves {', '.join(self.tools)}"
         )
 
 
@@ -266,12 +269,13 @@ def start_deployments(
     for row, ids in wanted.items():
         gpu = 0.0 if cpu_only else row.gpu_fraction
         options = {"num_cpus": row.cpus, "num_gpus": gpu}
+        batch = row.batch(cpu_only)
         # a replica takes at least a full batch at once (Serve's default, 5, would cap a batch of 8 at 5)
-        ongoing = max(DEFAULT_ONGOING, 2 * row.max_batch)
+        ongoing = max(DEFAULT_ONGOING, 2 * batch)
         deployment: Any = serve.deployment(
             name=row.family, num_replicas=row.replicas, ray_actor_options=options, max_ongoing_requests=ongoing
         )
-        app = deployment(ToolReplica).bind(row.family, row.max_batch, row.batch_wait_s)
+        app = deployment(ToolReplica).bind(row.family, batch, row.batch_wait_s)
         serve.run(app, name=app_name(row.family), route_prefix=None)
-        started.append(Started(row, gpu, ids))
+        started.append(Started(row, gpu, ids, batch))
     return started

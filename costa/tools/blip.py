@@ -12,7 +12,7 @@ from typing import Any
 
 from costa.errors import CostaError, ToolError
 from costa.models.device import Device
-from costa.tools.neural import NeuralTool, local_only, to_device
+from costa.tools.neural import NeuralTool, local_only, only, to_device
 from costa.tools.params import int_param
 from costa.types import EditState, Subtask, ToolCall, ToolOutput
 
@@ -47,10 +47,7 @@ class BlipCaptioner(NeuralTool):
     batches = True
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        out = self.run_batch([ToolCall(state, subtask, params)])[0]
-        if isinstance(out, CostaError):
-            raise out
-        return out
+        return only(self.run_batch([ToolCall(state, subtask, params)]))
 
     def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput | CostaError]:
         """Captions for every call: calls with the same `max_tokens` and `beams` share one `generate` pass."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from costa.errors import CostaError, ToolError
 from costa.models.device import Device
-from costa.tools.neural import NeuralTool, local_only, to_device
+from costa.tools.neural import NeuralTool, local_only, only, to_device
 from costa.tools.params import float_param
 from costa.types import EditState, Subtask, ToolCall, ToolOutput
 
@@ -65,10 +65,7 @@ class ClipCaptionChecker(NeuralTool):
         return [float(v) for v in (img * txt).sum(dim=-1)]
 
     def run(self, state: EditState, subtask: Subtask, params: Mapping[str, Any]) -> ToolOutput:
-        out = self.run_batch([ToolCall(state, subtask, params)])[0]
-        if isinstance(out, CostaError):
-            raise out
-        return out
+        return only(self.run_batch([ToolCall(state, subtask, params)]))
 
     def run_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput | CostaError]:
         """Every call's verdict from one forward pass over all of them; a call without a caption gets its error."""
